@@ -1,0 +1,218 @@
+"""Kernel builds: tinyconfig + the variant's fragments, checked, then
+`make bzImage` with ccache in build/obj-<variant>.
+
+Variants are listed in configs/variants ("name: fragment fragment ...").
+The .config is regenerated on every build but only replaced when its
+content changed, so a rebuild with nothing changed is just make's walk.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from . import kconfig, paths, tree
+from .util import HarnessError, Stopwatch, log, run
+
+VARIANTS_FILE = "variants"
+_NOTEWORTHY = re.compile(r"\b(error|warning):|\*\*\*")
+
+
+def variants() -> dict[str, list[Path]]:
+    """name -> fragment paths, from configs/variants."""
+    f = paths.configs_dir() / VARIANTS_FILE
+    out: dict[str, list[Path]] = {}
+    for line in f.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, _, frags = line.partition(":")
+        out[name.strip()] = [paths.configs_dir() / x for x in frags.split()]
+    return out
+
+
+def fragments_for(variant: str) -> list[Path]:
+    vs = variants()
+    if variant not in vs:
+        raise HarnessError(f"unknown kernel variant {variant!r}; known: {', '.join(vs)} "
+                           f"(see configs/{VARIANTS_FILE})")
+    frags = vs[variant]
+    missing = [str(f) for f in frags if not f.exists()]
+    if missing:
+        raise HarnessError(f"variant {variant}: missing fragment(s) {', '.join(missing)}")
+    return frags
+
+
+def make_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("CCACHE_DIR", str(paths.cache_dir() / "ccache"))
+    env.setdefault("CCACHE_MAXSIZE", "8G")
+    env.setdefault("CCACHE_BASEDIR", str(paths.build_dir()))
+    env.setdefault("CCACHE_NOHASHDIR", "1")
+    # Fixed build identity: reproducible version strings, better ccache hits.
+    env.setdefault("KBUILD_BUILD_USER", "idlesteal")
+    env.setdefault("KBUILD_BUILD_HOST", "idlesteal")
+    env.setdefault("KBUILD_BUILD_TIMESTAMP", "1970-01-01")
+    return env
+
+
+def make_cmd(src: Path, obj: Path, *targets: str, jobs: int | None = None) -> list[str]:
+    jobs = jobs or (os.cpu_count() or 1) + 1
+    return ["make", "-C", str(src), f"O={obj}", f"-j{jobs}", "CC=ccache gcc", *targets]
+
+
+@contextmanager
+def build_lock() -> Iterator[None]:
+    """Only one harness kernel build at a time on this machine."""
+    lock = paths.cache_dir() / "build.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log("another idlesteal kernel build is running; waiting for it")
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def configure(src: Path, obj: Path, fragments: list[Path]) -> bool:
+    """Write obj/.config from tinyconfig + fragments; check it.
+
+    Returns True if .config changed."""
+    obj.mkdir(parents=True, exist_ok=True)
+    cfg = obj / ".config"
+    old = cfg.read_bytes() if cfg.exists() else None
+    old_stat = cfg.stat() if cfg.exists() else None
+    env = make_env()
+    quiet = {"capture": True, "env": env}
+    run(make_cmd(src, obj, "tinyconfig", jobs=1), **quiet)
+    run([str(src / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(obj), str(cfg),
+         *map(str, fragments)], cwd=obj, **quiet)
+    run(make_cmd(src, obj, "olddefconfig", jobs=1), **quiet)
+    kconfig.check_files(fragments, cfg)
+    new = cfg.read_bytes()
+    if old is not None and new == old and old_stat is not None:
+        os.utime(cfg, ns=(old_stat.st_atime_ns, old_stat.st_mtime_ns))
+        return False
+    return True
+
+
+def _run_make(cmd: list[str], env: dict[str, str], logfile: Path, verbose: bool) -> None:
+    """Run make, log everything, show a progress line every few seconds."""
+    sw = Stopwatch()
+    steps = 0
+    last = ""
+    shown = 0.0
+    with open(logfile, "w") as lf:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, bufsize=1)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lf.write(line)
+            if verbose:
+                sys.stderr.write(line)
+            stripped = line.strip()
+            if stripped[:4].strip().isupper() and len(stripped.split()) == 2:
+                steps += 1
+                last = stripped
+            if _NOTEWORTHY.search(line):
+                sys.stderr.write(line)
+            now = sw.elapsed()
+            if not verbose and now - shown >= 10:
+                shown = now
+                log(f"  ... {int(now)}s, {steps} steps, {last}")
+        rc = proc.wait()
+    if rc != 0:
+        tail = logfile.read_text(errors="replace").splitlines()[-40:]
+        raise HarnessError(f"kernel build failed (rc={rc}); log: {logfile}\n" + "\n".join(tail))
+
+
+def build(variant: str = "base", src: Path | None = None, obj: Path | None = None,
+          verbose: bool = False) -> Path:
+    """Configure and build; return the bzImage path."""
+    src = src or paths.tree_dir()
+    obj = obj or paths.obj_dir(variant)
+    frags = fragments_for(variant)
+    with build_lock():
+        sw = Stopwatch()
+        log(f"configuring {variant} in {obj} ({' + '.join(['tinyconfig'] + [f.name for f in frags])})")
+        changed = configure(src, obj, frags)
+        log(f"building bzImage ({'config changed' if changed else 'config unchanged'}), "
+            f"log {obj}/build.log")
+        _run_make(make_cmd(src, obj, "bzImage"), make_env(), obj / "build.log", verbose)
+        image = obj / "arch/x86/boot/bzImage"
+        log(f"kernel {variant} ready in {sw.elapsed():.0f} s: {image}")
+    write_meta(variant, src, obj)
+    return image
+
+
+def write_meta(variant: str, src: Path, obj: Path) -> None:
+    from . import source
+    meta = {"variant": variant, "fragments": [f.name for f in fragments_for(variant)],
+            "source": source.recorded(), "tree": tree.describe(src) if tree.has_base(src) else {},
+            "built": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    (obj / "idlesteal-build.json").write_text(json.dumps(meta, indent=2) + "\n")
+
+
+def read_meta(variant: str) -> dict:
+    try:
+        return json.loads((paths.obj_dir(variant) / "idlesteal-build.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def bzimage(variant: str = "base") -> Path:
+    p = paths.obj_dir(variant) / "arch/x86/boot/bzImage"
+    if not p.exists():
+        raise HarnessError(f"{p} does not exist; run `idlesteal kernel --variant {variant}`")
+    return p
+
+
+# ---------------------------------------------------------------- bisectability
+
+def series_tree() -> Path:
+    return paths.build_dir() / "series" / "linux"
+
+
+def ensure_series_tree() -> Path:
+    """A separate git worktree of build/linux, for building series prefixes."""
+    wt = series_tree()
+    if not (wt / ".git").exists():
+        wt.parent.mkdir(parents=True, exist_ok=True)
+        tree.git("worktree", "prune")
+        tree.git("worktree", "add", "-q", "--detach", str(wt), tree.BASE_TAG)
+    return wt
+
+
+def check_series(variant: str = "base", verbose: bool = False) -> list[tuple[str, bool, str]]:
+    """Build base + each prefix of patches/series in a separate worktree/obj.
+
+    Returns [(subject, ok, message)] for each patch; stops at the first failure."""
+    patches = tree.read_series()
+    if not patches:
+        log("patches/series is empty: nothing to check")
+        return []
+    wt = ensure_series_tree()
+    tree.git("reset", "-q", "--hard", tree.BASE_TAG, cwd=wt)
+    tree.git_am(wt, patches)
+    revs = tree.commits(wt)
+    obj = paths.build_dir() / "series" / f"obj-{variant}"
+    results: list[tuple[str, bool, str]] = []
+    for i, rev in enumerate(revs, 1):
+        subj = tree.git("log", "-1", "--format=%s", rev, cwd=wt).strip()
+        log(f"check-series [{i}/{len(revs)}] {subj}")
+        tree.git("checkout", "-q", "--detach", rev, cwd=wt)
+        try:
+            build(variant, src=wt, obj=obj, verbose=verbose)
+            results.append((subj, True, "ok"))
+        except HarnessError as e:
+            results.append((subj, False, str(e).splitlines()[0]))
+            break
+    return results

@@ -1,0 +1,212 @@
+"""The `idlesteal` command: fetch, prepare, kernel, check-series, image,
+presets, boot, bench, export."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from . import bench, build, image, paths, report, source, topology, tree, vm
+from .util import HarnessError, Stopwatch, log
+
+
+def do_prepare(force: bool = False) -> None:
+    info = source.fetch()
+    tree.create_tree(info)
+    n = tree.apply_series(force=force)
+    desc = tree.describe()
+    log(f"tree {paths.tree_dir()} at {desc['head'][:12]}: base + {len(desc['commits'])} "
+        f"patch(es) ({n} applied now), Debian {info.package} {info.version}")
+
+
+def do_kernel(variant: str, verbose: bool = False) -> Path:
+    return build.build(variant, verbose=verbose)
+
+
+def ensure_guest(variant: str, prepare: bool, force: bool = False) -> tuple[Path, Path]:
+    """(bzImage, base initramfs); prepares and builds first unless told not to."""
+    if prepare:
+        do_prepare(force)
+        kernel = do_kernel(variant)
+    else:
+        kernel = build.bzimage(variant)
+    return kernel, image.build_base()
+
+
+def cmd_fetch(a: argparse.Namespace) -> int:
+    info = source.fetch()
+    print(f"{info.package} {info.version} sha256 {info.sha256}\n  deb: {info.deb}\n  tarball: {info.tarball}")
+    return 0
+
+
+def cmd_prepare(a: argparse.Namespace) -> int:
+    do_prepare(a.force)
+    return 0
+
+
+def cmd_kernel(a: argparse.Namespace) -> int:
+    if not a.no_prepare:
+        do_prepare(a.force)
+    print(do_kernel(a.variant, a.verbose))
+    return 0
+
+
+def cmd_check_series(a: argparse.Namespace) -> int:
+    tree.create_tree(source.fetch())
+    results = build.check_series(a.variant, a.verbose)
+    for i, (subj, ok, msg) in enumerate(results, 1):
+        print(f"{i:3d} {'ok  ' if ok else 'FAIL'} {subj}" + ("" if ok else f"\n      {msg}"))
+    total = len(tree.read_series())
+    if any(not ok for _, ok, _ in results):
+        return 1
+    print(f"all {total} prefix(es) of the series build")
+    return 0
+
+
+def cmd_image(a: argparse.Namespace) -> int:
+    print(image.build_base())
+    return 0
+
+
+def cmd_presets(a: argparse.Namespace) -> int:
+    for p in topology.PRESETS.values():
+        print(p.describe())
+    return 0
+
+
+def cmd_boot(a: argparse.Namespace) -> int:
+    preset = topology.get(a.preset)
+    kernel, initrd = ensure_guest(a.variant, a.build, a.force)
+    user = Path(a.script).read_text() if a.script else (a.cmd or "")
+    script = ("section topology\n" + topology.GUEST_SNIPPET.strip() + "\n"
+              "section user\n" + user + "\n")
+    res = vm.run_script(script, preset, kernel, initrd, timeout=a.timeout, name="boot",
+                        cmdline=a.append.split() if a.append else None)
+    obs = topology.verify(preset, res.sections.get("topology", ""))
+    log(f"topology {preset.name} verified: {len(obs.online)} CPUs, "
+        f"{len(preset.llc_groups())} LLC(s), {len(obs.nodes)} node(s)")
+    sys.stdout.write(res.sections.get("user", ""))
+    return 0
+
+
+def cmd_bench(a: argparse.Namespace) -> int:
+    preset = topology.get(a.preset)
+    spec = bench.BenchSpec(
+        a=bench.Side("A", bench.parse_features(a.a)), b=bench.Side("B", bench.parse_features(a.b)),
+        groups=[int(g) for g in a.groups.split(",")], loops=a.loops, reps=a.reps,
+        alternate=not a.no_alternate, warmup=a.warmup,
+        hackbench_args=a.hackbench_args.split() if a.hackbench_args else [])
+    kernel, initrd = ensure_guest(a.variant, a.build, a.force)
+    runs = bench.plan(spec)
+    timeout = a.timeout or 120 + 240 * len(runs)
+    log(f"bench: {len(runs)} hackbench runs on {preset.name}; A = {spec.a.name}, "
+        f"B = {spec.b.name}")
+    res = vm.run_script(bench.script(spec, runs), preset, kernel, initrd, timeout=timeout,
+                        name="bench", cmdline=a.append.split() if a.append else None)
+    topology.verify(preset, res.sections.get("topology", ""))
+    ms = bench.collect(spec, runs, res.sections)
+    name = a.name or f"{time.strftime('%Y%m%d-%H%M%S')}-{preset.name}"
+    guest = {"uname": res.sections.get("meta", "").strip(), "run_dir": str(res.run_dir),
+             "boot_seconds": round(res.boot_seconds, 1), "total_seconds": round(res.seconds, 1)}
+    meta = report.metadata(spec, preset.name, build.read_meta(a.variant), vm.qemu_version(),
+                           guest)
+    out = report.write(name, Path(a.outdir), spec, ms, meta)
+    print(out["table"], end="")
+    print("wrote " + ", ".join(str(out[k]) for k in ("txt", "json", "png") if k in out))
+    return 0
+
+
+def cmd_export(a: argparse.Namespace) -> int:
+    series = tree.export()
+    print(f"exported {len(series)} patch(es) to {paths.patches_dir()}")
+    for s in series:
+        print(f"  {s}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="idlesteal", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def variant(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--variant", default="base", help="kernel variant (configs/variants)")
+
+    def guest(sp: argparse.ArgumentParser) -> None:
+        variant(sp)
+        sp.add_argument("--preset", default="2x2x2", help="topology preset (see `presets`)")
+        sp.add_argument("--no-build", dest="build", action="store_false",
+                        help="use the kernel already built, do not prepare/build")
+        sp.add_argument("--force", action="store_true", help="prepare --force")
+        sp.add_argument("--append", default="", help="extra kernel command line")
+
+    sp = sub.add_parser("fetch", help="download + verify + extract the Debian kernel source")
+    sp.set_defaults(func=cmd_fetch)
+
+    sp = sub.add_parser("prepare", help="work tree at base + patches/series")
+    sp.add_argument("--force", action="store_true",
+                    help="reset the tree to base + series even if that discards commits")
+    sp.set_defaults(func=cmd_prepare)
+
+    sp = sub.add_parser("kernel", help="prepare, configure and build the guest kernel")
+    variant(sp)
+    sp.add_argument("--force", action="store_true", help="prepare --force")
+    sp.add_argument("--no-prepare", action="store_true", help="build the tree as it is")
+    sp.add_argument("-v", "--verbose", action="store_true", help="show all of make's output")
+    sp.set_defaults(func=cmd_kernel)
+
+    sp = sub.add_parser("check-series", help="build every prefix of the series (bisectability)")
+    variant(sp)
+    sp.add_argument("-v", "--verbose", action="store_true")
+    sp.set_defaults(func=cmd_check_series)
+
+    sp = sub.add_parser("image", help="build the base initramfs")
+    sp.set_defaults(func=cmd_image)
+
+    sp = sub.add_parser("presets", help="list topology presets")
+    sp.set_defaults(func=cmd_presets)
+
+    sp = sub.add_parser("boot", help="boot a preset, verify topology, run a command")
+    guest(sp)
+    sp.add_argument("--cmd", help="shell commands to run in the guest")
+    sp.add_argument("--script", help="file with shell commands to run in the guest")
+    sp.add_argument("--timeout", type=float, default=600, help="script timeout (s)")
+    sp.set_defaults(func=cmd_boot)
+
+    sp = sub.add_parser("bench", help="A/B hackbench sweep in one boot")
+    guest(sp)
+    sp.add_argument("--groups", default="1,2,4", help="comma-separated group counts")
+    sp.add_argument("--loops", type=int, default=500, help="hackbench -l")
+    sp.add_argument("--reps", type=int, default=3, help="repetitions per side and group count")
+    sp.add_argument("--a", default="NO_NI_RANDOM", help="side A sched features (baseline)")
+    sp.add_argument("--b", default="NI_RANDOM", help="side B sched features")
+    sp.add_argument("--warmup", type=int, default=1, help="discarded warm-up runs")
+    sp.add_argument("--no-alternate", action="store_true",
+                    help="always run A before B (default alternates per repetition)")
+    sp.add_argument("--hackbench-args", default="", help="extra hackbench arguments")
+    sp.add_argument("--name", help="results/<name>.{json,txt,png}")
+    sp.add_argument("--outdir", default=str(paths.results_dir()))
+    sp.add_argument("--timeout", type=float, default=0, help="guest timeout (s)")
+    sp.set_defaults(func=cmd_bench)
+
+    sp = sub.add_parser("export", help="write the tree's commits to patches/")
+    sp.set_defaults(func=cmd_export)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    sw = Stopwatch()
+    try:
+        rc = args.func(args)
+    except HarnessError as e:
+        print(f"idlesteal {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    log(f"{args.command} finished in {sw.elapsed():.0f} s")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

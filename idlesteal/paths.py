@@ -1,0 +1,46 @@
+"""Where things live: the repository, its build dir, and the user cache."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO: Path = Path(__file__).resolve().parent.parent
+
+
+def build_dir() -> Path:
+    """Work products (gitignored): kernel tree, objects, images, runs."""
+    return Path(os.environ.get("IDLESTEAL_BUILD") or REPO / "build")
+
+
+def cache_dir() -> Path:
+    """Caches that survive a fresh clone: downloaded .debs, ccache."""
+    env = os.environ.get("IDLESTEAL_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "idlesteal"
+
+
+def tree_dir() -> Path:
+    return build_dir() / "linux"
+
+
+def obj_dir(variant: str) -> Path:
+    return build_dir() / f"obj-{variant}"
+
+
+def configs_dir() -> Path:
+    return REPO / "configs"
+
+
+def patches_dir() -> Path:
+    return REPO / "patches"
+
+
+def workloads_dir() -> Path:
+    return REPO / "workloads"
+
+
+def results_dir() -> Path:
+    return REPO / "results"
+
+
+def runs_dir() -> Path:
+    return build_dir() / "runs"

@@ -1,0 +1,150 @@
+"""Parser for /proc/schedstat (version 17 as printed by Linux 7.2's
+kernel/sched/stats.c show_schedstat(), and later versions that append
+fields).
+
+    version 17
+    timestamp <jiffies>
+    cpu<N> <9 fields> [extra fields...]
+    domain<K> <name> <cpumask> <3 idle types x 11 lb fields> <12 fields> [extra...]
+
+Fields beyond the standard ones are kept in `extra` (a list, in order); the
+names in CPU_EXTRA_NAMES label them positionally (the series appends the
+steal counters to the cpu lines).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CPU_FIELDS = ("yld_count", "legacy_zero", "sched_count", "sched_goidle", "ttwu_count",
+              "ttwu_local", "rq_cpu_time", "run_delay", "pcount")
+IDLE_TYPES = ("busy", "idle", "newidle")  # __CPU_NOT_IDLE, CPU_IDLE, CPU_NEWLY_IDLE
+LB_FIELDS = ("lb_count", "lb_balanced", "lb_failed", "lb_imbalance_load",
+             "lb_imbalance_util", "lb_imbalance_task", "lb_imbalance_misfit", "lb_gained",
+             "lb_hot_gained", "lb_nobusyq", "lb_nobusyg")
+DOMAIN_FIELDS = ("alb_count", "alb_failed", "alb_pushed", "sbe_count", "sbe_balanced",
+                 "sbe_pushed", "sbf_count", "sbf_balanced", "sbf_pushed", "ttwu_wake_remote",
+                 "ttwu_move_affine", "ttwu_move_balance")
+# Positional names for cpu-line fields after the standard nine.
+CPU_EXTRA_NAMES = ("steal", "steal_fail", "steal_time")
+
+
+class SchedstatError(ValueError):
+    pass
+
+
+@dataclass
+class Domain:
+    level: int
+    name: str
+    mask: str
+    lb: dict[str, dict[str, int]]      # idle type -> LB field -> value
+    fields: dict[str, int]             # DOMAIN_FIELDS
+    extra: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Cpu:
+    cpu: int
+    fields: dict[str, int]
+    extra: list[int] = field(default_factory=list)
+    domains: list[Domain] = field(default_factory=list)
+
+    def extra_named(self) -> dict[str, int]:
+        return dict(zip(CPU_EXTRA_NAMES, self.extra))
+
+    def get(self, name: str) -> int:
+        """A standard or named extra field; 0 when the kernel has no such field."""
+        if name in self.fields:
+            return self.fields[name]
+        return self.extra_named().get(name, 0)
+
+
+@dataclass
+class Schedstat:
+    version: int
+    timestamp: int
+    cpus: dict[int, Cpu]
+
+    def total(self, name: str) -> int:
+        return sum(c.get(name) for c in self.cpus.values())
+
+    def lb_total(self, idle_type: str, name: str) -> int:
+        return sum(d.lb[idle_type][name] for c in self.cpus.values() for d in c.domains)
+
+
+def _ints(tokens: list[str], where: str) -> list[int]:
+    try:
+        return [int(t) for t in tokens]
+    except ValueError as e:
+        raise SchedstatError(f"non-numeric field in {where}: {e}") from None
+
+
+def parse(text: str) -> Schedstat:
+    version = timestamp = None
+    cpus: dict[int, Cpu] = {}
+    current: Cpu | None = None
+    nlb = len(IDLE_TYPES) * len(LB_FIELDS)
+    for lineno, line in enumerate(text.splitlines(), 1):
+        tok = line.split()
+        if not tok:
+            continue
+        key = tok[0]
+        where = f"line {lineno} ({key})"
+        if key == "version":
+            version = int(tok[1])
+            if version < 17:
+                raise SchedstatError(f"schedstat version {version} < 17 is not supported")
+        elif key == "timestamp":
+            timestamp = int(tok[1])
+        elif key.startswith("cpu") and key[3:].isdigit():
+            vals = _ints(tok[1:], where)
+            if len(vals) < len(CPU_FIELDS):
+                raise SchedstatError(f"{where}: {len(vals)} fields, expected >= {len(CPU_FIELDS)}")
+            current = Cpu(int(key[3:]), dict(zip(CPU_FIELDS, vals)), vals[len(CPU_FIELDS):])
+            cpus[current.cpu] = current
+        elif key.startswith("domain") and key[6:].isdigit():
+            if current is None:
+                raise SchedstatError(f"{where}: domain line before any cpu line")
+            if len(tok) < 3:
+                raise SchedstatError(f"{where}: missing name or mask")
+            vals = _ints(tok[3:], where)
+            if len(vals) < nlb + len(DOMAIN_FIELDS):
+                raise SchedstatError(f"{where}: {len(vals)} fields, expected >= "
+                                     f"{nlb + len(DOMAIN_FIELDS)}")
+            lb = {it: dict(zip(LB_FIELDS, vals[i * len(LB_FIELDS):(i + 1) * len(LB_FIELDS)]))
+                  for i, it in enumerate(IDLE_TYPES)}
+            tail = vals[nlb:]
+            current.domains.append(Domain(int(key[6:]), tok[1], tok[2], lb,
+                                          dict(zip(DOMAIN_FIELDS, tail)),
+                                          tail[len(DOMAIN_FIELDS):]))
+        else:
+            raise SchedstatError(f"{where}: unexpected line {line[:60]!r}")
+    if version is None:
+        raise SchedstatError("no version line")
+    if not cpus:
+        raise SchedstatError("no cpu lines")
+    return Schedstat(version, timestamp or 0, cpus)
+
+
+@dataclass
+class Delta:
+    """after - before, summed over CPUs (and over domains for LB counts)."""
+    ncpus: int
+    totals: dict[str, int]
+    newidle_lb: int
+    newidle_gained: int
+    jiffies: int
+
+    def per_cpu(self, name: str) -> float:
+        return self.totals.get(name, 0) / self.ncpus if self.ncpus else 0.0
+
+
+def delta(before: Schedstat, after: Schedstat) -> Delta:
+    if set(before.cpus) != set(after.cpus):
+        raise SchedstatError("CPU sets differ between the two snapshots")
+    names = list(CPU_FIELDS) + list(CPU_EXTRA_NAMES)
+    totals = {n: after.total(n) - before.total(n) for n in names}
+    return Delta(len(after.cpus), totals,
+                 after.lb_total("newidle", "lb_count") - before.lb_total("newidle", "lb_count"),
+                 after.lb_total("newidle", "lb_gained") - before.lb_total("newidle", "lb_gained"),
+                 after.timestamp - before.timestamp)

@@ -1,0 +1,186 @@
+"""Named guest topologies (SOCKETSxCORESxTHREADS), the QEMU options for
+them, and the check that the guest sees what the preset promises.
+
+CPU numbering follows QEMU's: cpu = (socket * cores + core) * threads + thread,
+which is also the order Linux enumerates them from the ACPI MADT.  Each socket
+is one LLC (QEMU reports the L3 as shared by the whole die, one die per
+socket); sockets are spread evenly over the NUMA nodes.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .util import HarnessError
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    sockets: int
+    cores: int
+    threads: int
+    nodes: int = 1
+    mem_mb: int = 1024
+    boot_timeout: int = 120      # seconds until the guest must be running /run.sh
+    cmdline: tuple[str, ...] = ()
+    about: str = ""
+
+    @property
+    def ncpus(self) -> int:
+        return self.sockets * self.cores * self.threads
+
+    def _groups(self, size: int) -> list[list[int]]:
+        return [list(range(i, i + size)) for i in range(0, self.ncpus, size)]
+
+    def smt_groups(self) -> list[list[int]]:
+        return self._groups(self.threads)
+
+    def llc_groups(self) -> list[list[int]]:
+        return self._groups(self.cores * self.threads)
+
+    def node_groups(self) -> list[list[int]]:
+        return self._groups(self.ncpus // self.nodes)
+
+    def qemu_args(self) -> list[str]:
+        args = ["-smp", f"{self.ncpus},sockets={self.sockets},dies=1,cores={self.cores},"
+                        f"threads={self.threads}",
+                "-m", f"{self.mem_mb}M"]
+        if self.nodes > 1:
+            per_node = self.mem_mb // self.nodes
+            per_sock = self.sockets // self.nodes
+            for n in range(self.nodes):
+                args += ["-object", f"memory-backend-ram,id=mem{n},size={per_node}M",
+                         "-numa", f"node,nodeid={n},memdev=mem{n}"]
+            for s in range(self.sockets):
+                args += ["-numa", f"cpu,node-id={s // per_sock},socket-id={s}"]
+        return args
+
+    def describe(self) -> str:
+        return (f"{self.name}: {self.sockets} socket(s) x {self.cores} core(s) x "
+                f"{self.threads} thread(s) = {self.ncpus} CPUs, {self.nodes} NUMA node(s), "
+                f"{self.mem_mb} MiB" + (f" — {self.about}" if self.about else ""))
+
+
+_QUIET_BIG = ("nowatchdog", "rcupdate.rcu_cpu_stall_suppress=1")
+
+PRESETS: dict[str, Preset] = {p.name: p for p in [
+    Preset("1x1x2", 1, 1, 2, about="one SMT core"),
+    Preset("2x2x2", 2, 2, 2, about="2 LLCs x 2 cores x 2 threads, one node"),
+    Preset("2x4x2", 2, 4, 2, mem_mb=2048, about="2 LLCs x 4 cores x 2 threads, one node"),
+    Preset("4node", 4, 2, 2, nodes=4, mem_mb=2048, about="4 NUMA nodes, one LLC each"),
+    Preset("seed160", 2, 40, 2, nodes=2, mem_mb=4096, boot_timeout=1200, cmdline=_QUIET_BIG,
+           about="the seeds' X6-2: 2 sockets x 40 cores x 2 threads, 2 nodes"),
+]}
+
+
+def get(name: str) -> Preset:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise HarnessError(f"unknown topology preset {name!r}; known presets:\n"
+                           + "\n".join(f"  {p.describe()}" for p in PRESETS.values())) from None
+
+
+# The guest prints one line per CPU and per node; `verify` reads it back.
+GUEST_SNIPPET = r"""
+for d in /sys/devices/system/cpu/cpu[0-9]*; do
+    n=${d##*/cpu}
+    smt=$(cat $d/topology/thread_siblings_list 2>/dev/null || echo -)
+    llc=$(cat $d/cache/index3/shared_cpu_list 2>/dev/null || echo -)
+    pkg=$(cat $d/topology/physical_package_id 2>/dev/null || echo -)
+    echo "cpu $n smt=$smt llc=$llc pkg=$pkg"
+done
+for d in /sys/devices/system/node/node[0-9]*; do
+    [ -d "$d" ] && echo "node ${d##*/node} cpus=$(cat $d/cpulist)"
+done
+echo "online $(cat /sys/devices/system/cpu/online)"
+"""
+
+
+def parse_cpulist(text: str) -> list[int]:
+    """'0-3,8,10-11' -> [0, 1, 2, 3, 8, 10, 11]; '' or '-' -> []."""
+    text = text.strip()
+    out: list[int] = []
+    if text in ("", "-"):
+        return out
+    for part in text.split(","):
+        if "-" in part:
+            a, b = part.split("-", 1)
+            out.extend(range(int(a), int(b) + 1))
+        else:
+            out.append(int(part))
+    return out
+
+
+@dataclass
+class Observed:
+    smt: dict[int, list[int]] = field(default_factory=dict)
+    llc: dict[int, list[int]] = field(default_factory=dict)
+    pkg: dict[int, str] = field(default_factory=dict)
+    nodes: dict[int, list[int]] = field(default_factory=dict)
+    online: list[int] = field(default_factory=list)
+
+
+def parse(text: str) -> Observed:
+    obs = Observed()
+    for line in text.splitlines():
+        m = re.match(r"^cpu (\d+) smt=(\S+) llc=(\S+) pkg=(\S+)", line)
+        if m:
+            cpu = int(m.group(1))
+            obs.smt[cpu] = parse_cpulist(m.group(2))
+            obs.llc[cpu] = parse_cpulist(m.group(3))
+            obs.pkg[cpu] = m.group(4)
+            continue
+        m = re.match(r"^node (\d+) cpus=(\S*)", line)
+        if m:
+            obs.nodes[int(m.group(1))] = parse_cpulist(m.group(2))
+            continue
+        m = re.match(r"^online (\S+)", line)
+        if m:
+            obs.online = parse_cpulist(m.group(1))
+    return obs
+
+
+def _by_cpu(groups: list[list[int]]) -> dict[int, list[int]]:
+    return {cpu: g for g in groups for cpu in g}
+
+
+def _fmt(cpus: list[int]) -> str:
+    return ",".join(map(str, cpus)) or "(none)"
+
+
+def check(preset: Preset, obs: Observed) -> list[str]:
+    """Differences between what the preset promises and what the guest saw."""
+    problems: list[str] = []
+    want_cpus = list(range(preset.ncpus))
+    if obs.online != want_cpus:
+        problems.append(f"online CPUs {_fmt(obs.online)}, expected 0-{preset.ncpus - 1}")
+    for kind, seen, groups in (("SMT siblings", obs.smt, preset.smt_groups()),
+                               ("LLC (L3) siblings", obs.llc, preset.llc_groups())):
+        want = _by_cpu(groups)
+        bad = [c for c in want_cpus if seen.get(c) != want[c]]
+        if bad:
+            c = bad[0]
+            problems.append(f"{kind}: {len(bad)} CPU(s) differ, e.g. cpu{c} has "
+                            f"{_fmt(seen.get(c, []))}, expected {_fmt(want[c])}")
+    want_nodes = preset.node_groups()
+    got_nodes = [obs.nodes[n] for n in sorted(obs.nodes) if obs.nodes[n]]
+    if got_nodes != want_nodes:
+        problems.append(f"NUMA nodes: guest has {len(got_nodes)} "
+                        f"({'; '.join(map(_fmt, got_nodes))}), expected {len(want_nodes)} "
+                        f"({'; '.join(map(_fmt, want_nodes))})")
+    return problems
+
+
+class TopologyError(HarnessError):
+    pass
+
+
+def verify(preset: Preset, text: str) -> Observed:
+    obs = parse(text)
+    problems = check(preset, obs)
+    if problems:
+        raise TopologyError(f"guest topology does not match preset {preset.name}:\n"
+                            + "\n".join(f"  {p}" for p in problems))
+    return obs

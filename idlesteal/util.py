@@ -1,0 +1,55 @@
+"""Small shared helpers: running commands, hashing, progress lines."""
+from __future__ import annotations
+
+import hashlib
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+
+
+class HarnessError(RuntimeError):
+    """An error with a message meant for the person running the harness."""
+
+
+def log(msg: str) -> None:
+    print(f"[idlesteal] {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd: Sequence[str], *, cwd: Path | None = None,
+        env: Mapping[str, str] | None = None, capture: bool = False,
+        check: bool = True, input: str | None = None) -> subprocess.CompletedProcess:
+    """Run a command; on failure raise HarnessError with its output."""
+    proc = subprocess.run(list(cmd), cwd=cwd, env=dict(env) if env is not None else None,
+                          text=True, input=input,
+                          stdout=subprocess.PIPE if capture else None,
+                          stderr=subprocess.PIPE if capture else None)
+    if check and proc.returncode != 0:
+        detail = ""
+        if capture:
+            detail = "\n" + ((proc.stdout or "") + (proc.stderr or "")).strip()[-4000:]
+        raise HarnessError(f"command failed (rc={proc.returncode}): {shlex.join(cmd)}"
+                           + (f" [in {cwd}]" if cwd else "") + detail)
+    return proc
+
+
+def output(cmd: Sequence[str], **kw) -> str:
+    return run(cmd, capture=True, **kw).stdout
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class Stopwatch:
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.t0

@@ -1,0 +1,175 @@
+"""Boot the guest under QEMU (TCG), run one script, collect its output.
+
+Every run gets build/runs/<run-id>/ with the console log (ttyS0), the script
+output (ttyS1), the script, the initrd and the QEMU command line.  Guest
+failures are raised as GuestError subclasses naming the console log.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import image, paths
+from .topology import Preset
+from .util import HarnessError, log
+
+QEMU = "qemu-system-x86_64"
+# TCG's default qemu64 model has no L3 descriptor in CPUID leaf 4 on this
+# QEMU; "max" (all TCG features, Intel-style leaf 4 with an L3 shared by the
+# die) does, and Linux's LLC / MC domain follow it.
+CPU_MODEL = os.environ.get("IDLESTEAL_QEMU_CPU", "max")
+
+KERNEL_ERROR_RE = re.compile(
+    r"(Kernel panic|BUG: |Oops: |WARNING: |general protection fault|"
+    r"KASAN: |UBSAN: |Unable to handle kernel|RCU detected stall|"
+    r"INFO: task .* blocked for more than|possible circular locking|"
+    r"inconsistent lock state|suspicious RCU usage|kernel BUG at)")
+
+
+class GuestError(HarnessError):
+    """A guest run failed; `console` is the kept console log."""
+
+    def __init__(self, msg: str, console: Path, run_dir: Path) -> None:
+        super().__init__(f"{msg}\n  console log: {console}")
+        self.console = console
+        self.run_dir = run_dir
+
+
+class GuestKernelError(GuestError):
+    pass
+
+
+class GuestScriptError(GuestError):
+    pass
+
+
+class GuestNoOutput(GuestError):
+    pass
+
+
+class GuestTimeout(GuestError):
+    pass
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    console: Path
+    output: image.GuestOutput
+    boot_seconds: float
+    seconds: float
+
+    @property
+    def sections(self) -> dict[str, str]:
+        return self.output.sections
+
+
+def qemu_version() -> str:
+    try:
+        out = subprocess.run([QEMU, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return "missing"
+    m = re.search(r"version (\S+)", out)
+    return m.group(1) if m else out.strip()
+
+
+def new_run_dir(name: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = paths.runs_dir() / f"{stamp}-{name}"
+    d, i = base, 1
+    while d.exists():
+        i += 1
+        d = base.with_name(f"{base.name}.{i}")
+    d.mkdir(parents=True)
+    return d
+
+
+def kernel_errors(console_text: str) -> list[str]:
+    return [l.strip() for l in console_text.splitlines() if KERNEL_ERROR_RE.search(l)]
+
+
+def _tail(path: Path, n: int = 25) -> str:
+    try:
+        lines = path.read_text(errors="replace").replace("\r", "").splitlines()
+    except OSError:
+        return ""
+    return "\n".join("    | " + l for l in lines[-n:])
+
+
+def qemu_command(preset: Preset, kernel: Path, initrd: Path, console: Path, out: Path,
+                 cmdline: list[str]) -> list[str]:
+    append = ["console=ttyS0", "panic=-1", "printk.time=1", "schedstats=enable", *preset.cmdline, *cmdline]
+    return [QEMU, "-accel", "tcg,thread=multi", "-machine", "pc", "-cpu", CPU_MODEL,
+            *preset.qemu_args(),
+            "-kernel", str(kernel), "-initrd", str(initrd), "-append", " ".join(append),
+            "-nodefaults", "-display", "none", "-no-reboot",
+            "-serial", f"file:{console}", "-serial", f"file:{out}"]
+
+
+def run_script(script: str, preset: Preset, kernel: Path, base_initrd: Path, *,
+               timeout: float = 600, name: str = "run", cmdline: list[str] | None = None,
+               quiet: bool = False) -> RunResult:
+    """Boot, run `script` as /run.sh, return its output; raise GuestError."""
+    if shutil.which(QEMU) is None:
+        raise HarnessError(f"{QEMU} not found; run `make deps`")
+    rd = new_run_dir(f"{name}-{preset.name}")
+    console, out = rd / "console.log", rd / "output.log"
+    (rd / "run.sh").write_text(script)
+    initrd = image.initrd_for_run(base_initrd, script, rd / "initrd.cpio.gz")
+    cmd = qemu_command(preset, kernel, initrd, console, out, cmdline or [])
+    (rd / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
+    say = (lambda m: None) if quiet else log
+    say(f"booting {preset.name} ({preset.ncpus} vCPUs, TCG) -> {rd}")
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    boot_s = 0.0
+    deadline = t0 + preset.boot_timeout + timeout
+    next_note = t0 + 60
+    try:
+        while proc.poll() is None:
+            time.sleep(0.25)
+            now = time.monotonic()
+            if not boot_s and console.exists() and \
+                    b"idlesteal-init: running" in console.read_bytes():
+                boot_s = now - t0
+                say(f"  booted in {boot_s:.1f} s, running script")
+                deadline = now + timeout
+            if not boot_s and now - t0 > preset.boot_timeout:
+                raise GuestTimeout(f"guest did not boot within {preset.boot_timeout} s", console, rd)
+            if now > deadline:
+                raise GuestTimeout(f"guest script did not finish within {timeout:.0f} s", console, rd)
+            if now > next_note:
+                next_note = now + 60
+                say(f"  ... {now - t0:.0f} s")
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    qemu_out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+    (rd / "qemu.log").write_text(qemu_out)
+    total = time.monotonic() - t0
+    ctext = console.read_text(errors="replace") if console.exists() else ""
+    errors = kernel_errors(ctext)
+    if errors:
+        raise GuestKernelError("kernel reported errors:\n" + "\n".join(
+            f"    {e}" for e in errors[:10]) + "\n" + _tail(console), console, rd)
+    if proc.returncode != 0:
+        raise GuestError(f"qemu exited with {proc.returncode}:\n{qemu_out.strip()[-2000:]}",
+                         console, rd)
+    raw = out.read_text(errors="replace") if out.exists() else ""
+    parsed = image.parse_output(raw)
+    if parsed is None:
+        raise GuestNoOutput("guest output has no @@IDLESTEAL BEGIN/END markers "
+                            "(init or script died?); console tail:\n" + _tail(console), console, rd)
+    if parsed.rc != 0:
+        raise GuestScriptError(f"guest script exited with rc={parsed.rc}; output tail:\n"
+                               + _tail(out), console, rd)
+    say(f"  done in {total:.1f} s")
+    return RunResult(rd, console, parsed, boot_s, total)

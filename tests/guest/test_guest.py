@@ -1,0 +1,86 @@
+"""Boot the guest kernel under QEMU and check the harness end to end."""
+from __future__ import annotations
+
+import pytest
+
+from idlesteal import bench, report, schedstat, topology, vm
+
+pytestmark = pytest.mark.guest
+
+SMOKE = f"""
+section topology
+{topology.GUEST_SNIPPET.strip()}
+section features
+cat /sys/kernel/debug/sched/features
+section schedstat
+cat /proc/schedstat
+section hackbench
+hackbench -g 1 -l 50
+section cgroup
+cat /sys/fs/cgroup/cgroup.controllers
+"""
+
+
+@pytest.fixture(scope="module")
+def smoke(guest):
+    preset = topology.get("2x2x2")
+    return vm.run_script(SMOKE, preset, guest.kernel, guest.initrd, timeout=300, name="smoke")
+
+
+def test_topology_2x2x2_verified(smoke):
+    obs = topology.verify(topology.get("2x2x2"), smoke.sections["topology"])
+    assert obs.llc[0] == [0, 1, 2, 3] and obs.smt[5] == [4, 5]
+
+
+def test_hackbench_completes(smoke):
+    assert bench.HACKBENCH_TIME_RE.search(smoke.sections["hackbench"])
+
+
+def test_schedstat_parsed_with_domains(smoke):
+    s = schedstat.parse(smoke.sections["schedstat"])
+    assert s.version >= 17 and len(s.cpus) == 8
+    assert [d.name for d in s.cpus[0].domains] == ["SMT", "MC", "PKG"]
+    assert s.total("sched_count") > 0, "schedstats not enabled (schedstats=enable)?"
+
+
+def test_debugfs_and_cgroup_mounted(smoke):
+    assert "NI_RANDOM" in smoke.sections["features"]
+    assert "cpu" in smoke.sections["cgroup"].split()
+
+
+def test_ab_machinery_two_settings(guest, tmp_path):
+    spec = bench.BenchSpec(a=bench.Side("A", ("NO_NI_RANDOM",)), b=bench.Side("B", ("NI_RANDOM",)),
+                           groups=[1, 2], loops=20, reps=2, warmup=0)
+    runs = bench.plan(spec)
+    res = vm.run_script(bench.script(spec, runs), topology.get("2x2x2"), guest.kernel,
+                        guest.initrd, timeout=600, name="ab-test")
+    ms = bench.collect(spec, runs, res.sections)
+    assert sorted((m.groups, m.side) for m in ms) == sorted(
+        [(g, s) for g in (1, 2) for s in "AB"] * 2)
+    assert all(m.time > 0 and 0 < m.busy <= 100 and m.sched > 0 for m in ms)
+    assert "NO_NI_RANDOM" in res.sections[f"{runs[0].tag}.features"].split()
+    out = report.write("ab-test", tmp_path, spec, ms, {"preset": "2x2x2"})
+    assert "%speedup" in out["table"]
+
+
+@pytest.mark.parametrize("name", ["1x1x2", "4node"])
+def test_other_presets_boot_with_their_topology(guest, name):
+    preset = topology.get(name)
+    res = vm.run_script("section topology\n" + topology.GUEST_SNIPPET, preset, guest.kernel,
+                        guest.initrd, timeout=120, name="topo")
+    topology.verify(preset, res.sections["topology"])
+
+
+def test_script_failure_is_a_clear_error(guest):
+    with pytest.raises(vm.GuestScriptError) as e:
+        vm.run_script("echo about to fail\nexit 3\n", topology.get("1x1x2"), guest.kernel,
+                      guest.initrd, timeout=60, name="fail")
+    assert "rc=3" in str(e.value) and e.value.console.exists()
+
+
+def test_timeout_kills_the_guest(guest):
+    with pytest.raises(vm.GuestTimeout) as e:
+        vm.run_script("sleep 600\n", topology.get("1x1x2"), guest.kernel, guest.initrd,
+                      timeout=3, name="timeout")
+    assert e.value.console.exists()
+

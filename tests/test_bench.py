@@ -1,0 +1,103 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from idlesteal import bench, report
+
+DATA = Path(__file__).parent / "data"
+
+
+def spec(**kw) -> bench.BenchSpec:
+    base = dict(a=bench.Side("A", ("NO_NI_RANDOM",)), b=bench.Side("B", ("NI_RANDOM",)),
+                groups=[1, 2], loops=10, reps=2)
+    base.update(kw)
+    return bench.BenchSpec(**base)
+
+
+def test_parse_features():
+    assert bench.parse_features("NO_STEAL") == ("NO_STEAL",)
+    assert bench.parse_features("NO_STEAL, NI_RANDOM") == ("NO_STEAL", "NI_RANDOM")
+    with pytest.raises(ValueError):
+        bench.parse_features("steal; rm -rf /")
+
+
+def test_plan_interleaves_and_alternates():
+    runs = bench.plan(spec())
+    assert runs[0].warmup
+    order = [(r.rep, r.groups, r.side) for r in runs if not r.warmup]
+    assert order == [(0, 1, "A"), (0, 1, "B"), (0, 2, "A"), (0, 2, "B"),
+                     (1, 1, "B"), (1, 1, "A"), (1, 2, "B"), (1, 2, "A")]
+    fixed = bench.plan(spec(alternate=False, warmup=0))
+    assert [r.side for r in fixed] == ["A", "B"] * 4
+
+
+def test_script_sets_features_and_snapshots():
+    s = spec(hackbench_args=["-T"])
+    runs = bench.plan(s)
+    text = bench.script(s, runs)
+    assert text.count("set_features NO_NI_RANDOM") == 4 + 1   # + warm-up (side A)
+    assert text.count("set_features NI_RANDOM") == 4
+    assert "hackbench -g 2 -l 10 -T 2>&1 || fail" in text
+    for r in runs:
+        for part in ("schedstat.before", "stat.before", "hackbench", "stat.after", "schedstat.after"):
+            assert f"section {r.tag}.{part}\n" in text
+    assert "section topology" in text
+
+
+def fake_sections(s: bench.BenchSpec, runs, times) -> dict:
+    sb = (DATA / "schedstat-2x2x2-before.txt").read_text()
+    sa = (DATA / "schedstat-2x2x2-after.txt").read_text()
+    pb = (DATA / "stat-2x2x2-before.txt").read_text()
+    pa = (DATA / "stat-2x2x2-after.txt").read_text()
+    hb = (DATA / "hackbench-g1-l2000.txt").read_text()
+    out = {}
+    for r in runs:
+        feats = "PLACE_LAG " + " ".join(s.side(r.side).features) + " WA_IDLE\n"
+        out[f"{r.tag}.features"] = feats
+        out[f"{r.tag}.schedstat.before"] = sb
+        out[f"{r.tag}.schedstat.after"] = sa
+        out[f"{r.tag}.stat.before"] = pb
+        out[f"{r.tag}.stat.after"] = pa
+        out[f"{r.tag}.hackbench"] = hb.replace("Time: 131.669", f"Time: {times(r)}")
+    return out
+
+
+def test_collect_and_report(tmp_path: Path):
+    s = spec()
+    runs = bench.plan(s)
+    secs = fake_sections(s, runs, lambda r: (2.0 if r.side == "A" else 1.6) + 0.01 * r.rep)
+    ms = bench.collect(s, runs, secs)
+    assert len(ms) == 8
+    m = ms[0]
+    assert m.time == pytest.approx(2.0) and m.side == "A"
+    assert 0 < m.busy <= 100 and m.sched > 0 and m.wake > 0 and m.steal == 0
+    rows = report.summarize(s, ms)
+    assert [r["groups"] for r in rows] == [1, 2]
+    assert rows[0]["speedup_pct"]["value"] == pytest.approx((2.005 / 1.605 - 1) * 100)
+    text = report.table(s, rows)
+    assert "grps" in text and "%speedup" in text and "A: NO_NI_RANDOM" in text
+    meta = report.metadata(s, "2x2x2", {"source": {"version": "7.2.13-1"}}, "7.2.22", {})
+    out = report.write("t", tmp_path, s, ms, meta)
+    data = json.loads(out["json"].read_text())
+    assert data["meta"]["debian_version"] == "7.2.13-1"
+    assert len(data["runs"]) == 8
+    assert out["txt"].read_text().startswith("# t: preset 2x2x2")
+
+
+def test_missing_feature_is_an_error():
+    s = spec()
+    runs = bench.plan(s)
+    secs = fake_sections(s, runs, lambda r: 1.0)
+    secs[runs[1].tag + ".features"] = "PLACE_LAG\n"
+    with pytest.raises(bench.BenchParseError, match="not active"):
+        bench.collect(s, runs, secs)
+
+
+def test_missing_time_is_an_error():
+    s = spec()
+    runs = bench.plan(s)
+    secs = fake_sections(s, runs, lambda r: 1.0)
+    secs[runs[1].tag + ".hackbench"] = "Segmentation fault\n"
+    with pytest.raises(bench.BenchParseError, match="no 'Time:'"):
+        bench.collect(s, runs, secs)

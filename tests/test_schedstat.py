@@ -1,0 +1,99 @@
+from pathlib import Path
+
+import pytest
+
+from idlesteal import schedstat
+
+DATA = Path(__file__).parent / "data"
+
+
+def real(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+def test_real_7_2_sample_parses():
+    s = schedstat.parse(real("schedstat-2x2x2-after.txt"))
+    assert s.version == 17
+    assert sorted(s.cpus) == list(range(8))
+    cpu0 = s.cpus[0]
+    assert [d.name for d in cpu0.domains] == ["SMT", "MC", "PKG"]
+    assert [d.mask for d in cpu0.domains] == ["03", "0f", "ff"]
+    assert s.cpus[5].domains[1].mask == "f0"
+    assert cpu0.extra == [] and cpu0.get("steal") == 0
+    assert cpu0.fields["sched_count"] > 0
+    assert cpu0.fields["legacy_zero"] == 0
+    for d in cpu0.domains:
+        assert set(d.lb) == {"busy", "idle", "newidle"}
+        assert set(d.fields) == set(schedstat.DOMAIN_FIELDS)
+        assert d.extra == []
+
+
+def test_real_delta_is_positive_and_consistent():
+    before = schedstat.parse(real("schedstat-2x2x2-before.txt"))
+    after = schedstat.parse(real("schedstat-2x2x2-after.txt"))
+    d = schedstat.delta(before, after)
+    assert d.ncpus == 8
+    for k in ("sched_count", "sched_goidle", "ttwu_count", "pcount"):
+        assert d.totals[k] > 0
+    assert d.totals["steal"] == 0
+    assert d.newidle_lb >= d.newidle_gained >= 0
+    assert d.jiffies > 0
+    assert d.per_cpu("sched_count") == pytest.approx(d.totals["sched_count"] / 8)
+
+
+def with_extra_fields(text: str, version: int, cpu_extra: list[int], dom_extra: list[int]) -> str:
+    out = []
+    for line in text.splitlines():
+        if line.startswith("version"):
+            line = f"version {version}"
+        elif line.startswith("cpu"):
+            line += "".join(f" {x}" for x in cpu_extra)
+        elif line.startswith("domain"):
+            line += "".join(f" {x}" for x in dom_extra)
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_extra_cpu_fields_and_newer_version():
+    text = with_extra_fields(real("schedstat-2x2x2-after.txt"), 18, [7, 3, 900], [5])
+    s = schedstat.parse(text)
+    assert s.version == 18
+    c = s.cpus[3]
+    assert c.extra == [7, 3, 900]
+    assert c.extra_named() == {"steal": 7, "steal_fail": 3, "steal_time": 900}
+    assert c.get("steal") == 7
+    assert c.domains[0].extra == [5]
+    assert s.total("steal") == 56
+
+
+def test_steal_delta_from_extra_fields():
+    base = real("schedstat-2x2x2-before.txt")
+    b = schedstat.parse(with_extra_fields(base, 18, [1, 0, 0], []))
+    a = schedstat.parse(with_extra_fields(base, 18, [4, 1, 10], []))
+    d = schedstat.delta(b, a)
+    assert d.totals["steal"] == 24 and d.totals["steal_fail"] == 8
+
+
+def test_domain_mask_with_commas_for_many_cpus():
+    zeros = " ".join(["0"] * 45)
+    text = (f"version 17\ntimestamp 1\ncpu0 {' '.join(['1'] * 9)}\n"
+            f"domain0 SMT 00000000,00000000,00000000,00000003 {zeros}\n"
+            f"domain1 NUMA ffffffff,ffffffff,ffffffff,ffffffff {zeros}\n")
+    s = schedstat.parse(text)
+    assert s.cpus[0].domains[1].name == "NUMA"
+    assert s.cpus[0].domains[0].mask.endswith(",00000003")
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("timestamp 1\ncpu0 1 2 3 4 5 6 7 8 9\n", "no version"),
+    ("version 16\n", "not supported"),
+    ("version 17\ntimestamp 1\ncpu0 1 2 3\n", "expected >= 9"),
+    ("version 17\ntimestamp 1\ndomain0 SMT 3 " + "0 " * 45 + "\n", "before any cpu"),
+    ("version 17\ntimestamp 1\ncpu0 1 2 3 4 5 6 7 8 9\ndomain0 SMT 3 1 2\n", "expected >= 45"),
+    ("version 17\ntimestamp 1\ncpu0 1 2 x 4 5 6 7 8 9\n", "non-numeric"),
+    ("version 17\ntimestamp 1\n", "no cpu lines"),
+    ("version 17\nbogus 1\n", "unexpected line"),
+])
+def test_malformed_input_is_rejected(text, msg):
+    with pytest.raises(schedstat.SchedstatError, match=msg):
+        schedstat.parse(text)

@@ -1,0 +1,316 @@
+/*
+ * affinity_check - prove that no task ever runs outside its affinity mask.
+ *
+ * Usage: affinity_check [-t THREADS] [-d SECONDS] [-c CHURN_MS] [-s SEED]
+ *
+ * Every thread restricts itself to a random non-empty subset of the CPUs the
+ * process may use, then until the deadline: spins 20-50 us, checks that
+ * sched_getcpu() is in its mask, and every few iterations sleeps 50-200 us or
+ * yields, so it blocks and wakes (and can be stolen) often.  Every CHURN_MS
+ * it switches to a new random subset.  More threads than CPUs (default 2x)
+ * keep the runqueues overloaded so idle CPUs have something to steal.
+ *
+ * A CPU outside the mask we asked for is a violation, unless the kernel's
+ * own mask is no longer a subset of it: that happens legitimately when all
+ * CPUs of the mask went offline (hotplug) and the kernel broke the affinity;
+ * such events are counted as "affinity_resets", not violations.
+ *
+ * Output: human-readable lines, then one line "RESULT {json}".
+ * Exit: 0 pass, 2 violation (or no check done), 1 usage/system error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_THREADS	4096
+#define MAX_REPORTS	10	/* violations printed in detail */
+
+static cpu_set_t allowed;	/* the process's CPUs at start */
+static int allowed_cpus[CPU_SETSIZE], nallowed;
+static uint64_t deadline_ns;
+static long churn_ns;
+
+static unsigned long total_checks, total_violations, total_changes;
+static unsigned long total_set_errors, total_resets;
+static int reports;		/* violations printed so far */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* xorshift64*: small, good enough, and per-thread state. */
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1Dull;
+}
+
+static void spin_ns(uint64_t ns)
+{
+	uint64_t end = now_ns() + ns;
+
+	while (now_ns() < end)
+		;
+}
+
+/* Format @set as a CPU list such as "0-3,6" into @buf. */
+static void cpulist(const cpu_set_t *set, char *buf, size_t len)
+{
+	size_t n = 0;
+	int cpu, start;
+
+	buf[0] = '\0';
+	for (cpu = 0; cpu < CPU_SETSIZE && n < len; cpu++) {
+		if (!CPU_ISSET(cpu, set))
+			continue;
+		start = cpu;
+		while (cpu + 1 < CPU_SETSIZE && CPU_ISSET(cpu + 1, set))
+			cpu++;
+		n += snprintf(buf + n, len - n, "%s%d", n ? "," : "", start);
+		if (cpu > start && n < len)
+			n += snprintf(buf + n, len - n, "-%d", cpu);
+	}
+}
+
+/*
+ * A random non-empty subset of the allowed CPUs, in three flavours so that
+ * single-CPU masks (nothing may be stolen) are common: one CPU, each CPU
+ * with probability 1/2, or all CPUs but one.
+ */
+static void random_subset(cpu_set_t *set, uint64_t *seed)
+{
+	int i, kind = rnd(seed) % 3;
+	int pick = allowed_cpus[rnd(seed) % nallowed];
+
+	CPU_ZERO(set);
+	for (i = 0; i < nallowed; i++) {
+		int cpu = allowed_cpus[i];
+
+		if ((kind == 1 && (rnd(seed) & 1)) || (kind == 2 && cpu != pick))
+			CPU_SET(cpu, set);
+	}
+	if (CPU_COUNT(set) == 0)
+		CPU_SET(pick, set);
+}
+
+struct worker {
+	pthread_t thread;
+	int id;
+	uint64_t seed;
+	unsigned long checks, violations, changes, set_errors, resets;
+	cpu_set_t want;		/* the mask we asked for */
+};
+
+/* Ask for a new random mask; on failure (e.g. CPUs offline) keep the old. */
+static void churn(struct worker *w)
+{
+	cpu_set_t set;
+	int tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		random_subset(&set, &w->seed);
+		if (sched_setaffinity(0, sizeof(set), &set) == 0) {
+			w->want = set;
+			w->changes++;
+			return;
+		}
+		w->set_errors++;
+	}
+}
+
+/* Check the CPU we run on against the mask we asked for. */
+static void check(struct worker *w)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t actual, extra;
+	char want[256], act[256];
+
+	w->checks++;
+	if (cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &w->want))
+		return;
+	/* Did the kernel legitimately widen our mask (hotplug fallback)? */
+	CPU_ZERO(&actual);
+	if (sched_getaffinity(0, sizeof(actual), &actual) == 0) {
+		CPU_OR(&extra, &actual, &w->want);
+		if (!CPU_EQUAL(&extra, &w->want)) {
+			w->resets++;
+			w->want = actual;	/* adopt it until the next churn */
+			return;
+		}
+	}
+	w->violations++;
+	if (__atomic_fetch_add(&reports, 1, __ATOMIC_RELAXED) < MAX_REPORTS) {
+		cpulist(&w->want, want, sizeof(want));
+		cpulist(&actual, act, sizeof(act));
+		printf("VIOLATION thread %d tid %d on cpu %d, mask %s (kernel mask %s)\n",
+		       w->id, gettid(), cpu, want, act);
+	}
+}
+
+static void *worker_fn(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t now, next_churn;
+	unsigned long iter = 0;
+	struct timespec ts = { 0, 0 };
+
+	w->want = allowed;
+	churn(w);
+	next_churn = now_ns() + churn_ns;
+	while ((now = now_ns()) < deadline_ns) {
+		if (churn_ns && now >= next_churn) {
+			churn(w);
+			next_churn = now + churn_ns;
+			check(w);	/* the migration setaffinity forced */
+		}
+		spin_ns(20000 + rnd(&w->seed) % 30001);
+		check(w);
+		if (++iter % 4 == 0) {
+			if (rnd(&w->seed) & 1) {
+				ts.tv_nsec = 50000 + rnd(&w->seed) % 150001;
+				nanosleep(&ts, NULL);
+			} else {
+				sched_yield();
+			}
+			check(w);	/* where the wakeup put us */
+		}
+	}
+	return NULL;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [-t THREADS] [-d SECONDS] [-c CHURN_MS] [-s SEED]\n"
+		"  -t THREADS   threads (default: 2 x allowed CPUs, max %d)\n"
+		"  -d SECONDS   run time, may be fractional (default 5)\n"
+		"  -c CHURN_MS  change each thread's random mask every CHURN_MS\n"
+		"               milliseconds, 0 = never (default 20)\n"
+		"  -s SEED      random seed (default: from time and pid)\n",
+		prog, MAX_THREADS);
+	exit(1);
+}
+
+/* Parse a whole-string number; -1 on junk. */
+static double num(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v < 0)
+		return -1;
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	int opt, i, nthreads = 0;
+	double seconds = 5, churn_ms = 20, v;
+	uint64_t seed = (uint64_t)time(NULL) * 2654435761u ^ getpid();
+	struct worker *w;
+	pthread_attr_t attr;
+	char list[1024];
+	uint64_t start;
+	int err;
+
+	while ((opt = getopt(argc, argv, "t:d:c:s:")) != -1) {
+		switch (opt) {
+		case 't':
+			v = num(optarg);
+			if (v < 1 || v > MAX_THREADS || v != (int)v)
+				usage(argv[0]);
+			nthreads = v;
+			break;
+		case 'd':
+			seconds = num(optarg);
+			if (seconds <= 0 || seconds > 86400)
+				usage(argv[0]);
+			break;
+		case 'c':
+			churn_ms = num(optarg);
+			if (churn_ms < 0 || churn_ms > 3600000)
+				usage(argv[0]);
+			break;
+		case 's':
+			v = num(optarg);
+			if (v < 0)
+				usage(argv[0]);
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		default:
+			usage(argv[0]);
+		}
+	}
+	if (optind != argc)
+		usage(argv[0]);
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
+		perror("sched_getaffinity");
+		return 1;
+	}
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &allowed))
+			allowed_cpus[nallowed++] = i;
+	if (!nthreads)
+		nthreads = 2 * nallowed > MAX_THREADS ? MAX_THREADS : 2 * nallowed;
+	churn_ns = (long)(churn_ms * 1e6);
+	cpulist(&allowed, list, sizeof(list));
+	printf("affinity_check: %d threads on cpus %s for %.3g s, churn %g ms, seed %llu\n",
+	       nthreads, list, seconds, churn_ms, (unsigned long long)seed);
+
+	w = calloc(nthreads, sizeof(*w));
+	if (!w) {
+		perror("calloc");
+		return 1;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	start = now_ns();
+	deadline_ns = start + (uint64_t)(seconds * 1e9);
+	for (i = 0; i < nthreads; i++) {
+		w[i].id = i;
+		w[i].seed = (seed + 1) * 0x9E3779B97F4A7C15ull ^ (i + 1) * 0xD1B54A32D192ED03ull;
+		if (!w[i].seed)
+			w[i].seed = 1;
+		err = pthread_create(&w[i].thread, &attr, worker_fn, &w[i]);
+		if (err) {
+			fprintf(stderr, "pthread_create: %s\n", strerror(err));
+			return 1;	/* exit() ends the threads already started */
+		}
+	}
+	for (i = 0; i < nthreads; i++) {
+		pthread_join(w[i].thread, NULL);
+		total_checks += w[i].checks;
+		total_violations += w[i].violations;
+		total_changes += w[i].changes;
+		total_set_errors += w[i].set_errors;
+		total_resets += w[i].resets;
+	}
+	seconds = (now_ns() - start) / 1e9;
+
+	printf("checks %lu (%.0f per thread per second), violations %lu, mask changes %lu,"
+	       " setaffinity errors %lu, affinity resets %lu\n",
+	       total_checks, total_checks / seconds / nthreads, total_violations,
+	       total_changes, total_set_errors, total_resets);
+	printf("RESULT {\"threads\": %d, \"cpus\": %d, \"seconds\": %.3f, \"checks\": %lu,"
+	       " \"violations\": %lu, \"mask_changes\": %lu, \"setaffinity_errors\": %lu,"
+	       " \"affinity_resets\": %lu, \"seed\": %llu}\n",
+	       nthreads, nallowed, seconds, total_checks, total_violations, total_changes,
+	       total_set_errors, total_resets, (unsigned long long)seed);
+	return total_violations || !total_checks ? 2 : 0;
+}
