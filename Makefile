@@ -1,4 +1,5 @@
-# idlesteal: see README.md.  `make test` = unit + guest tests, `make bench` = A/B hackbench.
+# idlesteal: see README.md.  `make test` = unit + guest tests, `make bench` = A/B hackbench,
+# `make stress` = debug kernel (KASAN, lockdep) under hotplug/cpuset/throttling/feature churn.
 SHELL := /bin/bash
 PYTHON ?= python3
 IDLESTEAL ?= $(PYTHON) -m idlesteal
@@ -21,8 +22,15 @@ A ?= NO_NI_RANDOM
 B ?= NI_RANDOM
 VARIANT ?= base
 BENCH_ARGS ?=
+# Stress (idlesteal/stress.py): seconds of load per preset; `make stress`
+# runs both presets (default 2 x 600 s = 20 min of load, plus boots).
+STRESS_PRESETS ?= 2x2x2,2node
+STRESS_SECONDS ?= 600
+STRESS_SHORT_SECONDS ?= 75
+STRESS_ARGS ?=
 
-.PHONY: deps unit test guest-test kernel prepare image bench export check-series clean-runs
+.PHONY: deps unit test guest-test kernel prepare image bench stress stress-short export \
+	check-series clean-runs
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -40,10 +48,10 @@ unit:
 	$(PYTHON) -m pytest -q -m "not guest" tests --ignore=tests/guest
 
 test:
-	$(PYTHON) -m pytest -q tests
+	IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) $(PYTHON) -m pytest -q tests
 
 guest-test:
-	$(PYTHON) -m pytest -q tests/guest
+	IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) $(PYTHON) -m pytest -q tests/guest
 
 prepare:
 	$(IDLESTEAL) prepare
@@ -57,6 +65,13 @@ image:
 bench:
 	$(IDLESTEAL) bench --variant $(VARIANT) --preset $(PRESET) --groups $(GROUPS) \
 		--loops $(LOOPS) --reps $(REPS) --a $(A) --b $(B) $(BENCH_ARGS)
+
+stress:
+	$(IDLESTEAL) stress --preset $(STRESS_PRESETS) --seconds $(STRESS_SECONDS) $(STRESS_ARGS)
+
+# The short version also runs inside `make test` (tests/guest/test_stress.py).
+stress-short:
+	$(IDLESTEAL) stress --preset $(STRESS_PRESETS) --seconds $(STRESS_SHORT_SECONDS) $(STRESS_ARGS)
 
 export:
 	$(IDLESTEAL) export

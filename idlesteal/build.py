@@ -127,6 +127,7 @@ def _run_make(cmd: list[str], env: dict[str, str], logfile: Path, verbose: bool)
             now = sw.elapsed()
             if not verbose and now - shown >= 10:
                 shown = now
+                lf.flush()
                 log(f"  ... {int(now)}s, {steps} steps, {last}")
         rc = proc.wait()
     if rc != 0:

@@ -1,5 +1,5 @@
 """The `idlesteal` command: fetch, prepare, kernel, check-series, image,
-presets, boot, bench, export."""
+presets, boot, bench, stress, export."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import bench, build, image, paths, report, source, topology, tree, vm
+from . import bench, build, image, paths, report, source, stress, topology, tree, vm
 from .util import HarnessError, Stopwatch, log
 
 
@@ -117,6 +117,21 @@ def cmd_bench(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_stress(a: argparse.Namespace) -> int:
+    presets = [p for p in a.preset.split(",") if p]
+    for name in presets:
+        topology.get(name)  # unknown names fail before the build
+    kernel, initrd = ensure_guest(a.variant, a.build, a.force)
+    ok = True
+    for name in presets:
+        s, path = stress.run(name, a.seconds, kernel, initrd, variant=a.variant,
+                             outdir=Path(a.outdir), append=a.append.split() if a.append else None)
+        print(stress.report(s), end="")
+        print(f"wrote {path}")
+        ok = ok and s["passed"]
+    return 0 if ok else 1
+
+
 def cmd_export(a: argparse.Namespace) -> int:
     series = tree.export()
     print(f"exported {len(series)} patch(es) to {paths.patches_dir()}")
@@ -188,6 +203,15 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--outdir", default=str(paths.results_dir()))
     sp.add_argument("--timeout", type=float, default=0, help="guest timeout (s)")
     sp.set_defaults(func=cmd_bench)
+
+    sp = sub.add_parser("stress", help="debug kernel under hotplug, domain rebuilds, "
+                        "throttling, affinity and feature churn while message passing")
+    guest(sp)
+    sp.set_defaults(variant=stress.VARIANT, preset="2x2x2,2node")
+    sp.add_argument("--seconds", type=int, default=600, help="load duration per preset (s)")
+    sp.add_argument("--outdir", default=str(stress.results_dir()),
+                    help="where the JSON summaries go")
+    sp.set_defaults(func=cmd_stress)
 
     sp = sub.add_parser("export", help="write the tree's commits to patches/")
     sp.set_defaults(func=cmd_export)

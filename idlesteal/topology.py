@@ -68,6 +68,7 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset("1x1x2", 1, 1, 2, about="one SMT core"),
     Preset("2x2x2", 2, 2, 2, about="2 LLCs x 2 cores x 2 threads, one node"),
     Preset("2x4x2", 2, 4, 2, mem_mb=2048, about="2 LLCs x 4 cores x 2 threads, one node"),
+    Preset("2node", 2, 2, 2, nodes=2, about="2 NUMA nodes x 1 LLC x 2 cores x 2 threads"),
     Preset("4node", 4, 2, 2, nodes=4, mem_mb=2048, about="4 NUMA nodes, one LLC each"),
     Preset("seed160", 2, 40, 2, nodes=2, mem_mb=4096, boot_timeout=1200, cmdline=_QUIET_BIG,
            about="the seeds' X6-2: 2 sockets x 40 cores x 2 threads, 2 nodes"),

@@ -29,7 +29,12 @@ KERNEL_ERROR_RE = re.compile(
     r"(Kernel panic|BUG: |Oops: |WARNING: |general protection fault|"
     r"KASAN: |UBSAN: |Unable to handle kernel|RCU detected stall|"
     r"INFO: task .* blocked for more than|possible circular locking|"
-    r"inconsistent lock state|suspicious RCU usage|kernel BUG at)")
+    r"inconsistent lock state|suspicious RCU usage|kernel BUG at|"
+    # Debug-kernel reports (configs/debug.config) that do not always carry
+    # one of the prefixes above: lockup / stall detectors, lockdep, debugobjects.
+    r"soft lockup|hard LOCKUP|INFO: rcu_|detected stalls? on CPU|rcu_.*self-detected stall|"
+    r"possible recursive locking|possible irq lock inversion|bad unlock balance|"
+    r"INFO: lockdep is turned off|ODEBUG: |list_(?:add|del) corruption)")
 
 
 class GuestError(HarnessError):

@@ -1,6 +1,6 @@
 """Guest tests: one prepare + kernel build + initramfs per session, reused.
 
-IDLESTEAL_TEST_VARIANT picks the kernel variant (default base);
+IDLESTEAL_TEST_VARIANT picks the kernel variant (default steal: the series with its KUnit suite);
 IDLESTEAL_TEST_NO_BUILD=1 uses the kernel already built as it is.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ class Guest:
 
 @pytest.fixture(scope="session")
 def guest() -> Guest:
-    variant = os.environ.get("IDLESTEAL_TEST_VARIANT", "base")
+    variant = os.environ.get("IDLESTEAL_TEST_VARIANT", "steal")
     if os.environ.get("IDLESTEAL_TEST_NO_BUILD"):
         kernel = build.bzimage(variant)
     else:

@@ -1,0 +1,842 @@
+"""Stress suite: try to break task stealing on the debug kernel.
+
+One guest boot per topology runs, all at the same time and for S seconds:
+
+  * message passing: hackbench (sockets/pipes, processes/threads) in loops,
+    and msgcount in loops (every run must account for every message);
+  * CPU hotplug churn: random CPUs (never cpu0) offline/online;
+  * cpuset partitions (cgroup v2) created and destroyed, with a short
+    hackbench inside each, so the sched domains (and with them the per-LLC
+    overload masks) are rebuilt over and over;
+  * affinity churn: affinity_check (threads that change their own masks and
+    check where they run) and `taskset -p` on running hackbench/msgcount
+    tasks;
+  * a cgroup with a tight CFS bandwidth limit (cpu.max 5000 100000) running
+    part of the message-passing load plus a busy loop (throttling);
+  * STEAL/NO_STEAL and DELAY_DEQUEUE/NO_DELAY_DEQUEUE toggled every second;
+  * a monitor reading /sys/kernel/debug/sched/overload_cpus and
+    /proc/schedstat concurrently, and draining dmesg to count sched-domain
+    attachments (sched/verbose is switched on: every rebuild logs
+    "CPUn attaching sched-domain(s)" at KERN_DEBUG, i.e. not on the console).
+
+Afterwards the script brings every CPU back online, removes its cgroups,
+restores the features, and checks that no CPU is left marked overloaded.
+`evaluate()` turns the guest output into counts and a pass/fail verdict;
+`run()` boots, evaluates and writes results/stress/<stamp>-<preset>.json.
+
+Pass means: no kernel error report on the console (vm.KERNEL_ERROR_RE), the
+script ended cleanly, every worker finished, no hackbench / msgcount /
+affinity_check run failed and every msgcount run accounted for every
+message, the overload masks are empty and the domains are back as they were
+at the end, and every activity counter reached its minimum (THRESHOLDS,
+scaled with the run length) so that a pass means the code was exercised.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import build, paths, schedstat, topology, vm
+from .util import HarnessError, log
+
+VARIANT = "debug"
+FEATURES = "/sys/kernel/debug/sched/features"
+OVERLOAD = "/sys/kernel/debug/sched/overload_cpus"
+# The debug kernel boots slowly under TCG (KASAN shadow, lockdep).
+BOOT_TIMEOUT = 600
+# Soft-lockup threshold is 2 x watchdog_thresh: 60 s, like the RCU stall
+# timeout of configs/debug.config (TCG on a shared 2-core host is slow).
+CMDLINE = ("watchdog_thresh=30",)
+# Tight CFS bandwidth limit for the throttled cgroup: 5 ms per 100 ms.
+THROTTLE_MAX = "5000 100000"
+
+
+def results_dir() -> Path:
+    return paths.results_dir() / "stress"
+
+
+# ------------------------------------------------------------------ thresholds
+
+@dataclass(frozen=True)
+class Threshold:
+    """Minimum for one counter: max(floor, per_minute * minutes), rounded up."""
+    per_minute: float
+    floor: int
+    about: str
+
+    def minimum(self, seconds: float) -> int:
+        return max(self.floor, math.ceil(self.per_minute * seconds / 60.0))
+
+
+# Calibrated on the debug kernel (KASAN inline + lockdep) under TCG on a
+# shared 2-core host; the minimums are a fraction (about 1/4 to 1/3) of
+# what the runs reached, so a pass is not luck but a stalled subsystem fails.
+THRESHOLDS: dict[str, Threshold] = {
+    "steals": Threshold(300, 200, "successful steals (schedstat delta, all CPUs)"),
+    "hotplug_ops": Threshold(12, 6, "successful CPU offline + online operations"),
+    "partition_changes": Threshold(8, 4, "successful cpuset partition root/member switches"),
+    "domain_attach": Threshold(100, 50, "'CPUn attaching sched-domain(s)' log lines (rebuilds)"),
+    "nr_throttled": Threshold(30, 20, "CFS bandwidth throttle events (cpu.stat nr_throttled)"),
+    "msgcount_runs": Threshold(4, 4, "msgcount runs, every message accounted"),
+    "hackbench_runs": Threshold(4, 4, "hackbench runs"),
+    "affinity_checks": Threshold(6000, 2000, "affinity_check checks"),
+    "taskset_ok": Threshold(30, 20, "taskset -p on running message-passing tasks"),
+    "feature_toggles": Threshold(10, 5, "STEAL / DELAY_DEQUEUE changes"),
+}
+
+
+def thresholds(seconds: float) -> dict[str, int]:
+    return {k: t.minimum(seconds) for k, t in THRESHOLDS.items()}
+
+
+# ------------------------------------------------------------------ guest script
+
+@dataclass(frozen=True)
+class Params:
+    seconds: int
+    ncpus: int
+    # Message-passing sizes (small: KASAN + lockdep under TCG are slow).
+    hackbench: str = "-g 2 -f 10 -l 40"
+    msgcount: tuple[int, int, int] = (2, 8, 30)          # groups, fds, loops
+    throttled_msgcount: tuple[int, int, int] = (1, 3, 20)
+    throttled_hackbench: str = "-g 1 -f 3 -l 10"
+    partition_hackbench: str = "-g 1 -f 4 -l 10"
+    affinity: str = "-t 8 -c 20"                         # affinity_check args
+    affinity_run: int = 15                               # seconds per affinity_check run
+    hotplug_sleep: str = "0.5"
+    partition_sleep: str = "1"
+    msgcount_timeout: int = 300
+
+    @property
+    def low_cpus(self) -> str:
+        """affinity_check runs here; partitions never take these CPUs."""
+        return f"0-{self.ncpus // 2 - 1}"
+
+    def partition_choices(self) -> list[str]:
+        """cpuset.cpus of the partitions: subsets of the upper half (the
+        second LLC on 2x2x2 and 2node), whole, split, odd and across cores."""
+        lo = self.ncpus // 2
+        hi = self.ncpus - 1
+        return [f"{lo}-{hi}", f"{lo}-{lo + 1}", f"{hi - 1}-{hi}", f"{lo + 1}-{hi}",
+                f"{lo},{lo + 2}", f"{lo + 1}-{lo + 2}", f"{lo}-{hi - 1}"]
+
+
+WORKERS = ("hackbench0", "hackbench1", "msgcount0", "msgcount1", "thr_msgcount",
+           "thr_hackbench", "thr_busy", "hotplug", "partition", "affinity", "taskset",
+           "features", "monitor")
+
+
+def script(p: Params) -> str:
+    """The busybox-ash guest script."""
+    n = p.ncpus
+    g, f, l = p.msgcount
+    tg, tf, tl = p.throttled_msgcount
+    return _SCRIPT_TEMPLATE.substitute(
+        N=n, SECONDS=p.seconds, TOPOLOGY=topology.GUEST_SNIPPET.strip(),
+        FEATURES=FEATURES, OVERLOAD=OVERLOAD, THROTTLE_MAX=THROTTLE_MAX,
+        HACKBENCH=p.hackbench, MSGCOUNT=f"-g {g} -f {f} -l {l}",
+        MSGCOUNT_EXPECT=g * f * f * l,
+        THR_MSGCOUNT=f"-g {tg} -f {tf} -l {tl}", THR_MSGCOUNT_EXPECT=tg * tf * tf * tl,
+        THR_HACKBENCH=p.throttled_hackbench, PART_HACKBENCH=p.partition_hackbench,
+        AFFINITY=p.affinity, AFFINITY_RUN=p.affinity_run, LOW_CPUS=p.low_cpus,
+        HOTPLUG_SLEEP=p.hotplug_sleep, PART_SLEEP=p.partition_sleep,
+        PART_CHOICES=" ".join(p.partition_choices()), MAXOFF=max(1, n // 2 - 1),
+        MAXMASK=(1 << n) - 1, MC_TIMEOUT=p.msgcount_timeout,
+        WORKERS=" ".join(WORKERS))
+
+
+class _Template:
+    """string.Template with @NAME@ placeholders (the script is full of $)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def substitute(self, **kw: object) -> str:
+        def rep(m: re.Match) -> str:
+            return str(kw[m.group(1)])
+        out = re.sub(r"@([A-Z_]+)@", rep, self.text)
+        return out
+
+
+_SCRIPT_TEMPLATE = _Template(r"""
+# idlesteal stress script (generated by idlesteal/stress.py); busybox ash.
+N=@N@
+D=/tmp/stress
+CG=/sys/fs/cgroup
+FEAT=@FEATURES@
+mkdir -p $D
+now() { date +%s; }
+
+section meta
+uname -r
+section topology
+@TOPOLOGY@
+section features_before
+cat $FEAT
+section overload_before
+cat @OVERLOAD@
+
+# Log every sched-domain attachment (KERN_DEBUG: ring buffer only).
+echo Y > /sys/kernel/debug/sched/verbose || fail "cannot enable sched/verbose"
+dmesg -c > /dev/null
+echo "+cpu +cpuset" > $CG/cgroup.subtree_control || fail "cannot enable cpu/cpuset controllers"
+mkdir $CG/thr || fail "cannot create the throttled cgroup"
+echo "@THROTTLE_MAX@" > $CG/thr/cpu.max || fail "cannot set cpu.max"
+
+section schedstat_before
+cat /proc/schedstat
+
+END=$(( $(now) + @SECONDS@ ))
+
+# ---- message passing
+w_hackbench() {  # NAME ARGS...
+    name=$1; shift
+    runs=0; fails=0
+    while [ $(now) -lt $END ]; do
+        case $((runs % 4)) in
+            0) m="";; 1) m="--pipe";; 2) m="--threads";; 3) m="--pipe --threads";;
+        esac
+        if hackbench "$@" $m > $D/$name.out 2>&1; then
+            runs=$((runs + 1))
+        else
+            fails=$((fails + 1))
+            { echo "FAIL $name: hackbench $* $m"; tail -5 $D/$name.out; } >> $D/failures
+        fi
+    done
+    echo "$name runs=$runs fails=$fails" > $D/$name.cnt
+}
+
+w_msgcount() {  # NAME EXPECTED ARGS...
+    name=$1; expect=$2; shift 2
+    runs=0; fails=0
+    while [ $(now) -lt $END ]; do
+        case $((runs % 4)) in
+            0) m="";; 1) m="--pipe";; 2) m="--threads";; 3) m="--pipe --threads";;
+        esac
+        msgcount "$@" $m -T @MC_TIMEOUT@ > $D/$name.out 2>&1
+        rc=$?
+        echo "MSGCOUNT $name rc=$rc expect=$expect $(grep '^RESULT ' $D/$name.out | tail -1)" >> $D/$name.results
+        runs=$((runs + 1))
+        if [ $rc -ne 0 ]; then
+            fails=$((fails + 1))
+            { echo "FAIL $name rc=$rc: msgcount $* $m"; tail -5 $D/$name.out; } >> $D/failures
+        fi
+    done
+    echo "$name runs=$runs fails=$fails" > $D/$name.cnt
+}
+
+# ---- throttled cgroup: part of the load plus a busy loop
+w_busy() {
+    loops=0
+    while [ $(now) -lt $END ]; do
+        i=0
+        while [ $i -lt 2000 ]; do i=$((i + 1)); done
+        loops=$((loops + 1))
+    done
+    echo "thr_busy loops=$loops" > $D/thr_busy.cnt
+}
+
+# ---- CPU hotplug churn (never cpu0; at most @MAXOFF@ CPUs offline)
+noffline() {
+    k=0
+    for cc in $(seq 1 $((N - 1))); do
+        [ "$(cat /sys/devices/system/cpu/cpu$cc/online)" = 1 ] || k=$((k + 1))
+    done
+    echo $k
+}
+# Background subshells inherit the RNG state: seed each worker differently.
+# ($RANDOM must be read in the worker's own shell, not inside $(...).)
+seed() { RANDOM=$(( $(now) * 7 + $1 )); }
+w_hotplug() {
+    seed 1
+    off=0; on=0; fail=0
+    while [ $(now) -lt $END ]; do
+        c=$(( RANDOM % (N - 1) + 1 ))
+        f=/sys/devices/system/cpu/cpu$c/online
+        if [ "$(cat $f)" = 1 ]; then
+            if [ $(noffline) -lt @MAXOFF@ ]; then
+                if echo 0 > $f 2>/dev/null; then off=$((off + 1)); else fail=$((fail + 1)); fi
+            fi
+        else
+            if echo 1 > $f 2>/dev/null; then on=$((on + 1)); else fail=$((fail + 1)); fi
+        fi
+        sleep @HOTPLUG_SLEEP@
+    done
+    echo "hotplug offline=$off online=$on fail=$fail" > $D/hotplug.cnt
+}
+
+# ---- cpuset partitions: create (domains rebuilt), load, destroy (rebuilt)
+set -- @PART_CHOICES@
+NCHOICES=$#
+pick_choice() {  # INDEX
+    set -- @PART_CHOICES@
+    shift $1
+    echo $1
+}
+rmdir_retry() {
+    for t in 1 2 3 4 5 6 7 8 9 10; do
+        rmdir $1 2>/dev/null && return 0
+        sleep 0.2
+    done
+    return 1
+}
+w_partition() {
+    seed 2
+    i=0; root=0; invalid=0; member=0; err=0; removed=0; hb=0; hbfail=0
+    while [ $(now) -lt $END ]; do
+        i=$((i + 1))
+        p=$CG/part$i
+        mkdir $p || { err=$((err + 1)); sleep 1; continue; }
+        r=$(( RANDOM % NCHOICES ))
+        cpus=$(pick_choice $r)
+        if echo $cpus > $p/cpuset.cpus 2>/dev/null && \
+                echo root > $p/cpuset.cpus.partition 2>/dev/null; then
+            case "$(cat $p/cpuset.cpus.partition)" in
+                root) root=$((root + 1));;
+                *) invalid=$((invalid + 1));;
+            esac
+        else
+            err=$((err + 1))
+        fi
+        if (echo 0 > $p/cgroup.procs && exec hackbench @PART_HACKBENCH@) > $D/part.out 2>&1; then
+            hb=$((hb + 1))
+        else
+            hbfail=$((hbfail + 1))
+            { echo "FAIL partition hackbench in $cpus"; tail -5 $D/part.out; } >> $D/failures
+        fi
+        sleep @PART_SLEEP@
+        if [ "$(cat $p/cpuset.cpus.partition)" != member ]; then
+            if echo member > $p/cpuset.cpus.partition 2>/dev/null; then
+                member=$((member + 1))
+            else
+                err=$((err + 1))
+            fi
+        fi
+        if rmdir_retry $p; then removed=$((removed + 1)); else err=$((err + 1)); fi
+    done
+    echo "partition created=$i root=$root invalid=$invalid member=$member removed=$removed errors=$err hackbench=$hb hackbench_fails=$hbfail" > $D/partition.cnt
+}
+
+# ---- affinity churn
+w_affinity() {
+    runs=0; fails=0
+    while :; do
+        left=$(( END - $(now) ))
+        [ $left -gt 0 ] || break
+        [ $left -le @AFFINITY_RUN@ ] || left=@AFFINITY_RUN@
+        taskset -c @LOW_CPUS@ affinity_check @AFFINITY@ -d $left > $D/affinity.out 2>&1
+        rc=$?
+        echo "AFFINITY rc=$rc $(grep '^RESULT ' $D/affinity.out | tail -1)" >> $D/affinity.results
+        runs=$((runs + 1))
+        if [ $rc -ne 0 ]; then
+            fails=$((fails + 1))
+            { echo "FAIL affinity_check rc=$rc"; grep VIOLATION $D/affinity.out | head -5; tail -3 $D/affinity.out; } >> $D/failures
+        fi
+    done
+    echo "affinity runs=$runs fails=$fails" > $D/affinity.cnt
+}
+w_taskset() {
+    seed 3
+    ok=0; fail=0
+    while [ $(now) -lt $END ]; do
+        k=0
+        for pid in $(pidof hackbench msgcount); do
+            k=$((k + 1))
+            [ $k -le 6 ] || break
+            m=$(( RANDOM % @MAXMASK@ + 1 ))
+            mask=$(printf %x $m)
+            if taskset -p $mask $pid > /dev/null 2>&1; then ok=$((ok + 1)); else fail=$((fail + 1)); fi
+        done
+        sleep 0.3
+    done
+    echo "taskset ok=$ok fail=$fail" > $D/taskset.cnt
+}
+
+# ---- feature toggles (STEAL on 3/4 of the time)
+w_features() {
+    seed 4
+    sets=0; fail=0; steal_changes=0; dd_changes=0; ps=STEAL; pd=DELAY_DEQUEUE
+    while [ $(now) -lt $END ]; do
+        if [ $(( RANDOM % 4 )) -ne 0 ]; then s=STEAL; else s=NO_STEAL; fi
+        if [ $(( RANDOM % 2 )) -eq 0 ]; then d=DELAY_DEQUEUE; else d=NO_DELAY_DEQUEUE; fi
+        if echo $s > $FEAT && echo $d > $FEAT; then sets=$((sets + 1)); else fail=$((fail + 1)); fi
+        [ $s = $ps ] || steal_changes=$((steal_changes + 1))
+        [ $d = $pd ] || dd_changes=$((dd_changes + 1))
+        ps=$s; pd=$d
+        sleep 1
+    done
+    echo "features sets=$sets fail=$fail steal_changes=$steal_changes dd_changes=$dd_changes" > $D/features.cnt
+}
+
+# ---- monitor: concurrent readers, dmesg drained (domain attachments)
+drain_dmesg() {
+    dmesg -c > $D/dmesg.tmp 2>/dev/null
+    grep -E "attaching (NULL )?sched-domain|ERROR: " $D/dmesg.tmp >> $D/dmesg.sched
+}
+w_monitor() {
+    reads=0
+    while [ $(now) -lt $END ]; do
+        drain_dmesg
+        cat @OVERLOAD@ > /dev/null && reads=$((reads + 1))
+        cat /proc/schedstat > /dev/null
+        sleep 1
+    done
+    echo "monitor overload_reads=$reads" > $D/monitor.cnt
+}
+
+section start
+echo "stress $N CPUs for @SECONDS@ s, start $(now) end $END"
+w_hackbench hackbench0 @HACKBENCH@ &
+w_hackbench hackbench1 @HACKBENCH@ &
+w_msgcount msgcount0 @MSGCOUNT_EXPECT@ @MSGCOUNT@ &
+w_msgcount msgcount1 @MSGCOUNT_EXPECT@ @MSGCOUNT@ &
+(echo 0 > $CG/thr/cgroup.procs && w_msgcount thr_msgcount @THR_MSGCOUNT_EXPECT@ @THR_MSGCOUNT@) &
+(echo 0 > $CG/thr/cgroup.procs && w_hackbench thr_hackbench @THR_HACKBENCH@) &
+(echo 0 > $CG/thr/cgroup.procs && w_busy) &
+w_hotplug &
+w_partition &
+w_affinity &
+w_taskset &
+w_features &
+w_monitor &
+wait
+echo "workers done at $(now)"
+
+# ---- back to a clean state
+section cleanup
+for c in $(seq 1 $((N - 1))); do
+    f=/sys/devices/system/cpu/cpu$c/online
+    for t in 1 2 3 4 5; do
+        [ "$(cat $f)" = 1 ] && break
+        echo 1 > $f 2>/dev/null || sleep 1
+    done
+done
+echo "online $(cat /sys/devices/system/cpu/online)"
+for p in $CG/part*; do
+    [ -d $p ] || continue
+    echo member > $p/cpuset.cpus.partition 2>/dev/null
+    rmdir_retry $p || echo "leftover cgroup $p"
+done
+echo STEAL > $FEAT
+echo DELAY_DEQUEUE > $FEAT
+section throttle
+cat $CG/thr/cpu.stat
+rmdir_retry $CG/thr || echo "leftover cgroup $CG/thr"
+echo "-cpuset" > $CG/cgroup.subtree_control 2>/dev/null
+sleep 2
+drain_dmesg
+
+section features_after
+cat $FEAT
+section online_after
+cat /sys/devices/system/cpu/online
+section overload_after
+# A bit can be set for a moment by a kernel thread; a stuck bit stays.
+for t in 1 2 3 4 5; do
+    cat @OVERLOAD@ > $D/ov
+    grep -q "overloaded *[0-9]" $D/ov || break
+    sleep 1
+done
+cat $D/ov
+section schedstat_after
+cat /proc/schedstat
+section counters
+for w in @WORKERS@; do
+    if [ -f $D/$w.cnt ]; then cat $D/$w.cnt; else echo "$w missing"; fi
+done
+echo "dmesg attach=$(grep -c 'attaching sched-domain' $D/dmesg.sched) detach=$(grep -c 'attaching NULL sched-domain' $D/dmesg.sched) errors=$(grep -c 'ERROR: ' $D/dmesg.sched)"
+section msgcount
+cat $D/*.results 2>/dev/null | grep '^MSGCOUNT'
+section affinity
+cat $D/affinity.results 2>/dev/null
+section failures
+cat $D/failures 2>/dev/null | head -200
+grep 'ERROR: ' $D/dmesg.sched | head -50
+section end
+echo ok
+""")
+
+
+# ------------------------------------------------------------------ parsing
+
+_KV = re.compile(r"(\w+)=(-?\d+)")
+
+
+def parse_counters(text: str) -> dict[str, dict[str, int]]:
+    """'name key=value ...' lines -> {name: {key: value}}; 'name missing'
+    gives {name: {"missing": 1}}."""
+    out: dict[str, dict[str, int]] = {}
+    for line in text.splitlines():
+        tok = line.split()
+        if not tok:
+            continue
+        name = tok[0]
+        if tok[1:] == ["missing"]:
+            out[name] = {"missing": 1}
+            continue
+        out[name] = {k: int(v) for k, v in _KV.findall(line)}
+    return out
+
+
+@dataclass
+class RunRecord:
+    """One msgcount / affinity_check run as the guest logged it."""
+    kind: str                  # MSGCOUNT or AFFINITY
+    worker: str
+    rc: int
+    expect: int | None
+    result: dict | None        # the RESULT json, None when missing/garbled
+
+    def problems(self) -> list[str]:
+        what = f"{self.kind.lower()} {self.worker}".strip()
+        if self.result is None:
+            return [f"{what}: no RESULT line (rc={self.rc})"]
+        r = self.result
+        out = []
+        if self.rc != 0:
+            out.append(f"{what}: exit code {self.rc}")
+        if self.kind == "MSGCOUNT":
+            sent, recv = r.get("sent"), r.get("received")
+            if sent != recv or (self.expect is not None and sent != self.expect):
+                out.append(f"{what}: sent {sent}, received {recv}, expected {self.expect}")
+            for k in ("errors", "seq_gaps", "seq_backwards", "malformed", "payload_errors"):
+                if r.get(k, 0):
+                    out.append(f"{what}: {k}={r[k]}")
+            if r.get("timeout") or r.get("system_error"):
+                out.append(f"{what}: timeout={r.get('timeout')} system_error={r.get('system_error')}")
+        else:
+            if r.get("violations", 0):
+                out.append(f"{what}: {r['violations']} affinity violation(s)")
+        return out
+
+
+_RUN_RE = re.compile(r"^(MSGCOUNT|AFFINITY)\s+(?:(\S+)\s+)??rc=(-?\d+)(?:\s+expect=(\d+))?"
+                     r"(?:\s+RESULT\s+(\{.*\}))?\s*$")
+
+
+def parse_runs(text: str) -> list[RunRecord]:
+    runs = []
+    for line in text.splitlines():
+        m = _RUN_RE.match(line.strip())
+        if not m:
+            continue
+        try:
+            result = json.loads(m.group(5)) if m.group(5) else None
+        except ValueError:
+            result = None
+        runs.append(RunRecord(m.group(1), m.group(2) or "", int(m.group(3)),
+                              int(m.group(4)) if m.group(4) else None, result))
+    return runs
+
+
+def parse_cpustat(text: str) -> dict[str, int]:
+    out = {}
+    for line in text.splitlines():
+        tok = line.split()
+        if len(tok) == 2 and tok[1].lstrip("-").isdigit():
+            out[tok[0]] = int(tok[1])
+    return out
+
+
+_OVERLOAD_RE = re.compile(r"^llc (\S+) overloaded\s*(\S*)\s*$")
+
+
+def parse_overload(text: str) -> list[tuple[str, str]]:
+    """overload_cpus -> [(llc cpulist, overloaded cpulist or '')]."""
+    out = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        m = _OVERLOAD_RE.match(line.strip())
+        if not m:
+            raise ValueError(f"unexpected overload_cpus line: {line!r}")
+        out.append((m.group(1), m.group(2)))
+    return out
+
+
+# ------------------------------------------------------------------ evaluation
+
+@dataclass
+class Verdict:
+    counts: dict[str, int] = field(default_factory=dict)
+    minimums: dict[str, int] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+    details: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def _domain_names(s: schedstat.Schedstat) -> dict[int, list[str]]:
+    return {c: [d.name for d in cpu.domains] for c, cpu in s.cpus.items()}
+
+
+def evaluate(sections: dict[str, str], p: Params) -> Verdict:
+    """Counts, minimums and failures from the guest's sections."""
+    v = Verdict(minimums=thresholds(p.seconds))
+    fail = v.failures.append
+    ctr = parse_counters(sections.get("counters", ""))
+    missing = [w for w in WORKERS if w not in ctr or "missing" in ctr[w]]
+    if missing:
+        fail(f"worker(s) did not finish: {', '.join(missing)}")
+
+    def c(worker: str, key: str) -> int:
+        return ctr.get(worker, {}).get(key, 0)
+
+    # schedstat: steals over the whole run
+    try:
+        before = schedstat.parse(sections.get("schedstat_before", ""))
+        after = schedstat.parse(sections.get("schedstat_after", ""))
+        d = schedstat.delta(before, after)
+        v.counts["steals"] = d.totals["steal"]
+        v.counts["steal_fail"] = d.totals["steal_fail"]
+        v.counts["steal_time_ns"] = d.totals["steal_time"]
+        v.counts["newidle_lb"] = d.newidle_lb
+        if _domain_names(before) != _domain_names(after):
+            fail(f"sched domains differ after the run: before {_domain_names(before)}, "
+                 f"after {_domain_names(after)}")
+        v.details["schedstat_version"] = after.version
+    except schedstat.SchedstatError as e:
+        fail(f"schedstat: {e}")
+
+    hb = ["hackbench0", "hackbench1", "thr_hackbench"]
+    mc = ["msgcount0", "msgcount1", "thr_msgcount"]
+    v.counts["hackbench_runs"] = sum(c(w, "runs") for w in hb) + c("partition", "hackbench")
+    v.counts["hackbench_fails"] = sum(c(w, "fails") for w in hb) + c("partition", "hackbench_fails")
+    v.counts["msgcount_fails"] = sum(c(w, "fails") for w in mc)
+    v.counts["thr_msgcount_runs"] = c("thr_msgcount", "runs")
+    v.counts["thr_hackbench_runs"] = c("thr_hackbench", "runs")
+    v.counts["hotplug_offline"] = c("hotplug", "offline")
+    v.counts["hotplug_online"] = c("hotplug", "online")
+    v.counts["hotplug_ops"] = v.counts["hotplug_offline"] + v.counts["hotplug_online"]
+    v.counts["hotplug_fail"] = c("hotplug", "fail")
+    for k in ("created", "root", "invalid", "member", "removed", "errors"):
+        v.counts[f"partition_{k}"] = c("partition", k)
+    v.counts["partition_changes"] = c("partition", "root") + c("partition", "member")
+    v.counts["domain_attach"] = c("dmesg", "attach")
+    v.counts["domain_detach"] = c("dmesg", "detach")
+    v.counts["domain_debug_errors"] = c("dmesg", "errors")
+    v.counts["taskset_ok"] = c("taskset", "ok")
+    v.counts["taskset_fail"] = c("taskset", "fail")
+    v.counts["feature_sets"] = c("features", "sets")
+    v.counts["feature_toggles"] = c("features", "steal_changes") + c("features", "dd_changes")
+    v.counts["overload_reads"] = c("monitor", "overload_reads")
+    v.counts["thr_busy_loops"] = c("thr_busy", "loops")
+
+    runs = parse_runs(sections.get("msgcount", "")) + parse_runs(sections.get("affinity", ""))
+    mruns = [r for r in runs if r.kind == "MSGCOUNT"]
+    aruns = [r for r in runs if r.kind == "AFFINITY"]
+    v.counts["msgcount_runs"] = len(mruns)
+    v.counts["messages"] = sum((r.result or {}).get("received", 0) for r in mruns)
+    v.counts["affinity_runs"] = len(aruns)
+    v.counts["affinity_checks"] = sum((r.result or {}).get("checks", 0) for r in aruns)
+    v.counts["affinity_violations"] = sum((r.result or {}).get("violations", 0) for r in aruns)
+    v.counts["affinity_resets"] = sum((r.result or {}).get("affinity_resets", 0) for r in aruns)
+    v.counts["affinity_mask_changes"] = sum((r.result or {}).get("mask_changes", 0) for r in aruns)
+    run_problems = [pr for r in runs for pr in r.problems()]
+    if run_problems:
+        fail(f"{len(run_problems)} workload problem(s): " + "; ".join(run_problems[:10]))
+    if len(mruns) != sum(c(w, "runs") for w in mc):
+        fail(f"msgcount: {len(mruns)} results logged, workers counted "
+             f"{sum(c(w, 'runs') for w in mc)} runs")
+    if v.counts["hackbench_fails"] or v.counts["msgcount_fails"]:
+        fail(f"failed runs: hackbench {v.counts['hackbench_fails']}, "
+             f"msgcount {v.counts['msgcount_fails']}")
+    if c("affinity", "fails"):
+        fail(f"affinity_check failed {c('affinity', 'fails')} time(s)")
+    if v.counts["domain_debug_errors"]:
+        fail(f"sched domain debug reported {v.counts['domain_debug_errors']} ERROR line(s)")
+    if c("features", "fail"):
+        fail(f"{c('features', 'fail')} feature write(s) failed")
+    if v.counts["partition_created"] != v.counts["partition_removed"]:
+        fail(f"partitions: {v.counts['partition_created']} created, "
+             f"{v.counts['partition_removed']} removed")
+
+    thr = parse_cpustat(sections.get("throttle", ""))
+    v.counts["nr_throttled"] = thr.get("nr_throttled", 0)
+    v.counts["throttled_usec"] = thr.get("throttled_usec", 0)
+
+    cleanup = sections.get("cleanup", "")
+    for line in cleanup.splitlines():
+        if line.startswith("leftover"):
+            fail(line)
+    online = topology.parse_cpulist(sections.get("online_after", "").strip() or "-")
+    if online != list(range(p.ncpus)):
+        fail(f"CPUs online after the run: {sections.get('online_after', '').strip()!r}")
+    feats = sections.get("features_after", "").split()
+    if "STEAL" not in feats or "DELAY_DEQUEUE" not in feats:
+        fail("features not restored to STEAL DELAY_DEQUEUE")
+    try:
+        ov_before = parse_overload(sections.get("overload_before", ""))
+        ov_after = parse_overload(sections.get("overload_after", ""))
+        v.details["overload_after"] = sections.get("overload_after", "").strip()
+        if [l for l, _ in ov_before] != [l for l, _ in ov_after]:
+            fail(f"LLCs in overload_cpus changed: {ov_before} -> {ov_after}")
+        stuck = [f"llc {l}: {o}" for l, o in ov_after if o]
+        if stuck:
+            fail("CPUs still marked overloaded after the load: " + "; ".join(stuck))
+        if not ov_after:
+            fail("overload_cpus is empty (no LLC lines) after the run")
+    except ValueError as e:
+        fail(str(e))
+
+    for k, minimum in v.minimums.items():
+        if v.counts.get(k, 0) < minimum:
+            fail(f"{k} = {v.counts.get(k, 0)} < minimum {minimum} ({THRESHOLDS[k].about}): "
+                 f"the run did not exercise enough to mean anything")
+    fl = sections.get("failures", "").strip()
+    if fl:
+        v.details["failure_log"] = fl.splitlines()[:60]
+    return v
+
+
+# ------------------------------------------------------------------ running
+
+def series_commit() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(paths.tree_dir()), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def summary(preset: topology.Preset, p: Params, v: Verdict, *, variant: str, uname: str,
+            guest: dict, error: str | None = None) -> dict:
+    meta = build.read_meta(variant)
+    src = meta.get("source") or {}
+    return {
+        "passed": v.passed and error is None,
+        "failures": ([error] if error else []) + v.failures,
+        "preset": preset.name, "ncpus": preset.ncpus, "seconds": p.seconds,
+        "counts": v.counts, "minimums": v.minimums,
+        "thresholds": {k: dataclasses.asdict(t) for k, t in THRESHOLDS.items()},
+        "details": v.details,
+        "kernel": {"uname_r": uname, "variant": variant,
+                   "fragments": meta.get("fragments", []),
+                   "series_commit": series_commit(),
+                   "debian_package": src.get("package", ""),
+                   "debian_version": src.get("version", ""),
+                   "built": meta.get("built", "")},
+        "params": dataclasses.asdict(p),
+        "guest": guest,
+        "qemu": vm.qemu_version(),
+        "host": {"cores": os.cpu_count(), "load_avg": list(os.getloadavg())},
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def write_summary(s: dict, outdir: Path | None = None) -> Path:
+    outdir = outdir or results_dir()
+    outdir.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = outdir / f"{stamp}-{s['preset']}-{s['seconds']}s.json"
+    i = 1
+    while path.exists():
+        i += 1
+        path = outdir / f"{stamp}-{s['preset']}-{s['seconds']}s.{i}.json"
+    path.write_text(json.dumps(s, indent=2) + "\n")
+    return path
+
+
+def params_for(preset: topology.Preset, seconds: int) -> Params:
+    return Params(seconds=seconds, ncpus=preset.ncpus)
+
+
+def timeout_for(p: Params) -> float:
+    """Script time limit: the load, the slowest in-flight run after the
+    deadline (msgcount -T), cleanup."""
+    return p.seconds + p.msgcount_timeout + 240
+
+
+def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
+        variant: str = VARIANT, outdir: Path | None = None,
+        append: list[str] | None = None) -> tuple[dict, Path]:
+    """Boot, stress, evaluate; write and return the JSON summary (never
+    raises for a failed run: the summary says why)."""
+    preset = dataclasses.replace(topology.get(preset_name),
+                                 boot_timeout=max(BOOT_TIMEOUT, topology.get(preset_name).boot_timeout))
+    if preset.ncpus < 4 or preset.ncpus % 2:
+        raise HarnessError(f"stress needs an even number of >= 4 CPUs, {preset.name} has {preset.ncpus}")
+    p = params_for(preset, seconds)
+    log(f"stress: {preset.name} for {seconds} s on kernel {kernel}")
+    error = None
+    guest: dict = {}
+    v = Verdict(minimums=thresholds(seconds))
+    uname = ""
+    try:
+        res = vm.run_script(script(p), preset, kernel, initrd, timeout=timeout_for(p),
+                            name="stress", cmdline=[*CMDLINE, *(append or [])])
+        guest = {"run_dir": str(res.run_dir), "console": str(res.console),
+                 "boot_seconds": round(res.boot_seconds, 1),
+                 "total_seconds": round(res.seconds, 1)}
+        uname = res.sections.get("meta", "").strip()
+        try:
+            topology.verify(preset, res.sections.get("topology", ""))
+        except topology.TopologyError as e:
+            v.failures.append(str(e))
+        ev = evaluate(res.sections, p)
+        ev.failures = v.failures + ev.failures
+        v = ev
+    except vm.GuestError as e:
+        error = f"{type(e).__name__}: {e}"
+        guest = {"run_dir": str(e.run_dir), "console": str(e.console)}
+        try:
+            text = e.console.read_text(errors="replace")
+            guest["kernel_errors"] = vm.kernel_errors(text)[:50]
+            m = re.search(r"Linux version (\S+)", text)
+            uname = m.group(1) if m else ""
+        except OSError:
+            pass
+        # Whatever the guest managed to print is still worth counting.
+        out = e.run_dir / "output.log"
+        if out.exists():
+            parsed = _parse_partial(out.read_text(errors="replace"))
+            if parsed:
+                try:
+                    part = evaluate(parsed, p)
+                    v.counts = part.counts
+                except Exception:  # partial output: counts only, best effort
+                    pass
+    s = summary(preset, p, v, variant=variant, uname=uname, guest=guest, error=error)
+    path = write_summary(s, outdir)
+    return s, path
+
+
+def _parse_partial(raw: str) -> dict[str, str]:
+    from . import image
+    parsed = image.parse_output(raw)
+    if parsed is not None:
+        return parsed.sections
+    if image.BEGIN not in raw:
+        return {}
+    return image.parse_output(raw + "\n@@IDLESTEAL END rc=99@@\n").sections  # type: ignore[union-attr]
+
+
+def report(s: dict) -> str:
+    """A short human-readable account of one summary."""
+    c, m = s["counts"], s["minimums"]
+    lines = [f"stress {s['preset']} {s['seconds']} s: {'PASS' if s['passed'] else 'FAIL'} "
+             f"(kernel {s['kernel']['uname_r'] or '?'}, series {s['kernel']['series_commit'][:12]})"]
+    keys = ["steals", "steal_fail", "hotplug_ops", "hotplug_fail", "partition_changes",
+            "partition_invalid", "domain_attach", "nr_throttled", "msgcount_runs", "messages",
+            "hackbench_runs", "affinity_runs", "affinity_checks", "affinity_violations",
+            "affinity_resets", "taskset_ok", "feature_toggles", "overload_reads"]
+    for k in keys:
+        if k in c:
+            lines.append(f"  {k:22s} {c[k]:>12}" + (f"   (min {m[k]})" if k in m else ""))
+    if s["guest"].get("boot_seconds") is not None:
+        lines.append(f"  boot {s['guest'].get('boot_seconds')} s, total "
+                     f"{s['guest'].get('total_seconds')} s, run dir {s['guest'].get('run_dir')}")
+    for f in s["failures"]:
+        lines.append(f"  FAIL: {f}")
+    for e in s["guest"].get("kernel_errors", [])[:10]:
+        lines.append(f"  console: {e}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,29 @@
+"""Short stress run on the debug kernel (KASAN, lockdep, PROVE_RCU), both
+topologies: the same suite as `make stress`, IDLESTEAL_STRESS_SECONDS of load
+per preset (default 75; the Makefile passes STRESS_SHORT_SECONDS).  Minimums
+scale with the duration (stress.THRESHOLDS); summaries go to results/stress/.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from idlesteal import build, stress
+
+pytestmark = pytest.mark.guest
+
+
+@pytest.fixture(scope="session")
+def debug_kernel(guest):
+    """The debug variant, built after the session's prepare (guest fixture)."""
+    if os.environ.get("IDLESTEAL_TEST_NO_BUILD"):
+        return build.bzimage(stress.VARIANT)
+    return build.build(stress.VARIANT)
+
+
+@pytest.mark.parametrize("preset", ["2x2x2", "2node"])
+def test_short_stress(guest, debug_kernel, preset):
+    seconds = int(os.environ.get("IDLESTEAL_STRESS_SECONDS", "75"))
+    s, path = stress.run(preset, seconds, debug_kernel, guest.initrd)
+    assert s["passed"], f"{path}\n" + stress.report(s)

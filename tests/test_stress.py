@@ -1,0 +1,201 @@
+"""Stress suite: guest-script generation, output parsers, verdict (no guest)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from idlesteal import stress, vm
+
+P = stress.Params(seconds=120, ncpus=8)
+
+
+def schedstat_text(steal_per_cpu: int, ncpus: int = 8, ts: int = 1000) -> str:
+    lb = " ".join(["0"] * 33)
+    dom = " ".join(["0"] * 12)
+    lines = ["version 18", f"timestamp {ts}"]
+    for c in range(ncpus):
+        lines.append(f"cpu{c} 0 0 100 10 50 20 1000 2000 30 {steal_per_cpu} 5 {steal_per_cpu * 100}")
+        for k, name in enumerate(("SMT", "MC", "PKG")):
+            lines.append(f"domain{k} {name} ff {lb} {dom}")
+    return "\n".join(lines) + "\n"
+
+
+def msg(worker: str, rc: int = 0, sent: int = 960, received: int = 960, **kw) -> str:
+    r = {"sent": sent, "received": received, "errors": 0, "seq_gaps": 0, "seq_backwards": 0,
+         "malformed": 0, "payload_errors": 0, "timeout": False, "system_error": False}
+    r.update(kw)
+    return f"MSGCOUNT {worker} rc={rc} expect=960 RESULT {json.dumps(r)}"
+
+
+def good_sections(**over: str) -> dict[str, str]:
+    counters = "\n".join([
+        "hackbench0 runs=20 fails=0", "hackbench1 runs=20 fails=0",
+        "msgcount0 runs=10 fails=0", "msgcount1 runs=10 fails=0",
+        "thr_msgcount runs=0 fails=0", "thr_hackbench runs=5 fails=0", "thr_busy loops=40",
+        "hotplug offline=30 online=28 fail=1",
+        "partition created=30 root=28 invalid=2 member=29 removed=30 errors=1 hackbench=30 hackbench_fails=0",
+        "affinity runs=8 fails=0", "taskset ok=300 fail=20",
+        "features sets=110 fail=0 steal_changes=40 dd_changes=50",
+        "monitor overload_reads=110", "dmesg attach=900 detach=100 errors=0",
+    ])
+    aff = {"threads": 8, "checks": 5000, "violations": 0, "mask_changes": 300,
+           "affinity_resets": 3}
+    s = {
+        "counters": counters,
+        "msgcount": "\n".join([msg("msgcount0")] * 10 + [msg("msgcount1")] * 10) + "\n",
+        "affinity": "\n".join([f"AFFINITY rc=0 RESULT {json.dumps(aff)}"] * 8) + "\n",
+        "schedstat_before": schedstat_text(0),
+        "schedstat_after": schedstat_text(500, ts=121000),
+        "throttle": "usage_usec 1\nnr_periods 1000\nnr_throttled 400\nthrottled_usec 99\n",
+        "overload_before": "llc 0-3 overloaded \nllc 4-7 overloaded 5\n",
+        "overload_after": "llc 0-3 overloaded \nllc 4-7 overloaded \n",
+        "online_after": "0-7\n",
+        "features_after": "GENTLE_FAIR_SLEEPERS STEAL DELAY_DEQUEUE\n",
+        "cleanup": "online 0-7\n",
+    }
+    s.update(over)
+    return s
+
+
+def test_script_is_fully_substituted_and_valid_ash():
+    text = stress.script(P)
+    assert "@" not in text.replace('"$@"', "")
+    assert "hotplug" in text and "cpuset.cpus.partition" in text and "cpu.max" in text
+    assert "NO_STEAL" in text and "NO_DELAY_DEQUEUE" in text
+    # partitions stay off the CPUs affinity_check runs on, and off cpu0
+    for choice in P.partition_choices():
+        assert all(int(x) >= 4 for x in choice.replace("-", ",").split(","))
+    assert P.low_cpus == "0-3"
+    sh = shutil.which("busybox")
+    if sh:
+        subprocess.run([sh, "sh", "-n", "-c", text], check=True)
+
+
+def test_parse_counters():
+    c = stress.parse_counters("hotplug offline=3 online=2 fail=0\nmonitor missing\n\n")
+    assert c == {"hotplug": {"offline": 3, "online": 2, "fail": 0}, "monitor": {"missing": 1}}
+
+
+def test_parse_runs_and_problems():
+    runs = stress.parse_runs("\n".join([
+        msg("msgcount0"),
+        msg("msgcount1", rc=2, received=959, seq_gaps=1),
+        "MSGCOUNT thr_msgcount rc=137 expect=180 ",
+        'AFFINITY rc=0 RESULT {"checks": 10, "violations": 0}',
+        'AFFINITY rc=2 RESULT {"checks": 10, "violations": 3}',
+        "noise",
+    ]))
+    assert [(r.kind, r.worker, r.rc) for r in runs] == [
+        ("MSGCOUNT", "msgcount0", 0), ("MSGCOUNT", "msgcount1", 2),
+        ("MSGCOUNT", "thr_msgcount", 137), ("AFFINITY", "", 0), ("AFFINITY", "", 2)]
+    assert runs[0].problems() == []
+    probs = runs[1].problems()
+    assert any("received 959" in p for p in probs) and any("seq_gaps=1" in p for p in probs)
+    assert "no RESULT" in runs[2].problems()[0]
+    assert runs[3].problems() == []
+    assert any("3 affinity violation" in p for p in runs[4].problems())
+
+
+def test_msgcount_short_of_expected_is_a_problem():
+    r = stress.parse_runs(msg("m", sent=900, received=900))[0]
+    assert r.problems() and "expected 960" in r.problems()[0]
+
+
+def test_parse_overload_and_cpustat():
+    assert stress.parse_overload("llc 0-3 overloaded 1,2\nllc 4-7 overloaded \n") == [
+        ("0-3", "1,2"), ("4-7", "")]
+    with pytest.raises(ValueError):
+        stress.parse_overload("garbage\n")
+    assert stress.parse_cpustat("nr_periods 10\nnr_throttled 4\n") == {
+        "nr_periods": 10, "nr_throttled": 4}
+
+
+def test_thresholds_scale_with_duration():
+    short, long = stress.thresholds(60), stress.thresholds(600)
+    assert long["steals"] >= 1000, "the long run must need steals in the thousands"
+    assert all(long[k] >= short[k] for k in short)
+    assert all(v >= 1 for v in short.values())
+    assert stress.thresholds(1)["steals"] == stress.THRESHOLDS["steals"].floor
+
+
+def test_evaluate_good_run_passes():
+    v = stress.evaluate(good_sections(), P)
+    assert v.passed, v.failures
+    assert v.counts["steals"] == 4000 and v.counts["hotplug_ops"] == 58
+    assert v.counts["partition_changes"] == 57 and v.counts["nr_throttled"] == 400
+    assert v.counts["msgcount_runs"] == 20 and v.counts["messages"] == 20 * 960
+    assert v.counts["domain_attach"] == 900 and v.counts["affinity_checks"] == 40000
+
+
+@pytest.mark.parametrize("over, needle", [
+    ({"overload_after": "llc 0-3 overloaded 2\nllc 4-7 overloaded \n"}, "still marked overloaded"),
+    ({"online_after": "0-6\n"}, "CPUs online after"),
+    ({"schedstat_after": schedstat_text(1, ts=2000)}, "steals = 8 < minimum"),
+    ({"throttle": "nr_throttled 0\n"}, "nr_throttled = 0 < minimum"),
+    ({"msgcount": msg("msgcount0", rc=2, received=1) + "\n"}, "workload problem"),
+    ({"cleanup": "leftover cgroup /sys/fs/cgroup/part3\n"}, "leftover cgroup"),
+    ({"features_after": "NO_STEAL DELAY_DEQUEUE\n"}, "features not restored"),
+])
+def test_evaluate_failures(over, needle):
+    v = stress.evaluate(good_sections(**over), P)
+    assert not v.passed
+    assert any(needle in f for f in v.failures), v.failures
+
+
+def test_evaluate_missing_worker_and_domain_errors():
+    s = good_sections()
+    s["counters"] = s["counters"].replace("monitor overload_reads=110", "monitor missing")
+    s["counters"] = s["counters"].replace("errors=0", "errors=2")
+    v = stress.evaluate(s, P)
+    assert any("did not finish: monitor" in f for f in v.failures)
+    assert any("ERROR line" in f for f in v.failures)
+
+
+def test_evaluate_counts_mismatch_between_workers_and_results():
+    s = good_sections(msgcount=msg("msgcount0") + "\n")
+    v = stress.evaluate(s, P)
+    assert any("results logged" in f for f in v.failures)
+
+
+def test_summary_fields(tmp_path):
+    from idlesteal import topology
+    v = stress.evaluate(good_sections(), P)
+    s = stress.summary(topology.get("2x2x2"), P, v, variant="debug", uname="7.2.13-idlesteal",
+                       guest={"boot_seconds": 1.0})
+    for k in ("passed", "counts", "minimums", "preset", "seconds", "date", "host", "kernel"):
+        assert k in s
+    assert s["kernel"]["uname_r"] == "7.2.13-idlesteal" and "series_commit" in s["kernel"]
+    assert s["host"]["cores"] >= 1
+    path = stress.write_summary(s, tmp_path)
+    assert json.loads(path.read_text())["passed"] is True
+    assert "PASS" in stress.report(s)
+
+
+@pytest.mark.parametrize("line", [
+    "[  40.1] watchdog: BUG: soft lockup - CPU#3 stuck for 62s! [hackbench:123]",
+    "[ 100.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
+    "[ 100.0] rcu: INFO: rcu_preempt self-detected stall on CPU",
+    "[ 200.0] INFO: task kworker/0:1:12 blocked for more than 120 seconds.",
+    "[   5.0] WARNING: possible recursive locking detected",
+    "[   5.0] WARNING: possible circular locking dependency detected",
+    "[   5.0] BUG: KASAN: slab-use-after-free in try_steal+0x1/0x2",
+    "[   5.0] ODEBUG: free active (active state 1) object: 0000 object type: rcu_head",
+    "[   5.0] UBSAN: array-index-out-of-bounds in kernel/sched/fair.c:12:3",
+    "[   5.0] watchdog: Watchdog detected hard LOCKUP on cpu 1",
+    "[   5.0] INFO: lockdep is turned off.",
+])
+def test_debug_kernel_reports_are_kernel_errors(line):
+    assert vm.kernel_errors(line) == [line.strip()]
+
+
+@pytest.mark.parametrize("line", [
+    "[   0.0] Lock dependency validator: Copyright (c) 2006 Red Hat, Inc., Ingo Molnar",
+    "[   0.0] ... MAX_LOCKDEP_SUBCLASSES:  8",
+    "[   0.0] kasan: KernelAddressSanitizer initialized",
+    "[   0.0] rcu: \tRCU CPU stall warnings timeout set to 60 (rcu_cpu_stall_timeout).",
+])
+def test_debug_kernel_boot_messages_are_not_errors(line):
+    assert vm.kernel_errors(line) == []
