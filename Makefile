@@ -7,7 +7,8 @@ IDLESTEAL ?= $(PYTHON) -m idlesteal
 # Debian packages the harness needs (checked with dpkg, installed if missing).
 DEB_PACKAGES := qemu-system-x86 busybox-static rt-tests flex bison bc libelf-dev \
 	libssl-dev cpio ccache sparse dwarves gcc make git xz-utils libc6-dev \
-	debian-archive-keyring python3-venv
+	debian-archive-keyring python3-venv \
+	qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross device-tree-compiler
 PIP_PACKAGES := pytest matplotlib
 # Debian's own python3 refuses pip installs outside a venv (PEP 668); allow it.
 PIP = $(PYTHON) -m pip install -q $$($(PYTHON) -m pip install --help | grep -q -- --break-system-packages && \
@@ -26,11 +27,19 @@ BENCH_ARGS ?=
 # runs both presets (default 2 x 600 s = 20 min of load, plus boots).
 STRESS_PRESETS ?= 2x2x2,2node
 STRESS_SECONDS ?= 600
-STRESS_SHORT_SECONDS ?= 75
+STRESS_SHORT_SECONDS ?= 60
 STRESS_ARGS ?=
 
+# Asymmetric-capacity arm64 guest (idlesteal/asym.py): placement with and
+# without the stable idle-core patch, results in results/asym/.
+ASYM_PRESET ?= asym2b2l
+ASYM_ROUNDS ?= 200
+ASYM_RUNS ?= 3
+ASYM_BOOTS ?= 2
+ASYM_ARGS ?=
+
 .PHONY: deps unit test guest-test kernel prepare image bench stress stress-short export \
-	check-series clean-runs
+	check-series clean-runs kernel-arm64 bench-asym
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -65,6 +74,13 @@ image:
 bench:
 	$(IDLESTEAL) bench --variant $(VARIANT) --preset $(PRESET) --groups $(GROUPS) \
 		--loops $(LOOPS) --reps $(REPS) --a $(A) --b $(B) $(BENCH_ARGS)
+
+kernel-arm64:
+	$(IDLESTEAL) kernel --variant arm64
+
+bench-asym:
+	$(IDLESTEAL) asym-bench --preset $(ASYM_PRESET) --rounds $(ASYM_ROUNDS) --runs $(ASYM_RUNS) \
+		--boots $(ASYM_BOOTS) $(ASYM_ARGS)
 
 stress:
 	$(IDLESTEAL) stress --preset $(STRESS_PRESETS) --seconds $(STRESS_SECONDS) $(STRESS_ARGS)

@@ -4,6 +4,10 @@
 Variants are listed in configs/variants ("name: fragment fragment ...").
 The .config is regenerated on every build but only replaced when its
 content changed, so a rebuild with nothing changed is just make's walk.
+
+Architectures: x86_64 (native, bzImage) is the default; a variant whose
+fragments include arm64*.config is cross-built for arm64 (Image) with
+Debian's gcc-aarch64-linux-gnu (see ARCHES and arch_of()).
 """
 from __future__ import annotations
 
@@ -22,6 +26,17 @@ from . import kconfig, paths, tree
 from .util import HarnessError, Stopwatch, log, run
 
 VARIANTS_FILE = "variants"
+
+# Per architecture: extra make variables, the compiler behind ccache, the
+# image target and where it ends up in the obj dir.
+ARCHES: dict[str, dict] = {
+    "x86_64": {"make": [], "cc": "gcc", "target": "bzImage",
+               "image": "arch/x86/boot/bzImage"},
+    "arm64": {"make": ["ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-"],
+              "cc": "aarch64-linux-gnu-gcc", "target": "Image",
+              "image": "arch/arm64/boot/Image"},
+}
+DEFAULT_ARCH = "x86_64"
 _NOTEWORTHY = re.compile(r"\b(error|warning):|\*\*\*")
 
 
@@ -50,6 +65,21 @@ def fragments_for(variant: str) -> list[Path]:
     return frags
 
 
+def arch_of(variant: str) -> str:
+    """arm64 for variants built from an arm64*.config fragment, else x86_64."""
+    try:
+        frags = variants().get(variant, [])
+    except OSError:
+        frags = []
+    return "arm64" if any(f.name.startswith("arm64") for f in frags) else DEFAULT_ARCH
+
+
+def _arch(arch: str) -> dict:
+    if arch not in ARCHES:
+        raise HarnessError(f"unknown architecture {arch!r}; known: {', '.join(ARCHES)}")
+    return ARCHES[arch]
+
+
 def make_env() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("CCACHE_DIR", str(paths.cache_dir() / "ccache"))
@@ -63,9 +93,12 @@ def make_env() -> dict[str, str]:
     return env
 
 
-def make_cmd(src: Path, obj: Path, *targets: str, jobs: int | None = None) -> list[str]:
+def make_cmd(src: Path, obj: Path, *targets: str, jobs: int | None = None,
+             arch: str = DEFAULT_ARCH) -> list[str]:
     jobs = jobs or (os.cpu_count() or 1) + 1
-    return ["make", "-C", str(src), f"O={obj}", f"-j{jobs}", "CC=ccache gcc", *targets]
+    a = _arch(arch)
+    return ["make", "-C", str(src), f"O={obj}", f"-j{jobs}", *a["make"],
+            f"CC=ccache {a['cc']}", *targets]
 
 
 @contextmanager
@@ -82,7 +115,7 @@ def build_lock() -> Iterator[None]:
         yield
 
 
-def configure(src: Path, obj: Path, fragments: list[Path]) -> bool:
+def configure(src: Path, obj: Path, fragments: list[Path], arch: str = DEFAULT_ARCH) -> bool:
     """Write obj/.config from tinyconfig + fragments; check it.
 
     Returns True if .config changed."""
@@ -92,10 +125,10 @@ def configure(src: Path, obj: Path, fragments: list[Path]) -> bool:
     old_stat = cfg.stat() if cfg.exists() else None
     env = make_env()
     quiet = {"capture": True, "env": env}
-    run(make_cmd(src, obj, "tinyconfig", jobs=1), **quiet)
+    run(make_cmd(src, obj, "tinyconfig", jobs=1, arch=arch), **quiet)
     run([str(src / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(obj), str(cfg),
          *map(str, fragments)], cwd=obj, **quiet)
-    run(make_cmd(src, obj, "olddefconfig", jobs=1), **quiet)
+    run(make_cmd(src, obj, "olddefconfig", jobs=1, arch=arch), **quiet)
     kconfig.check_files(fragments, cfg)
     new = cfg.read_bytes()
     if old is not None and new == old and old_stat is not None:
@@ -136,19 +169,23 @@ def _run_make(cmd: list[str], env: dict[str, str], logfile: Path, verbose: bool)
 
 
 def build(variant: str = "base", src: Path | None = None, obj: Path | None = None,
-          verbose: bool = False) -> Path:
-    """Configure and build; return the bzImage path."""
+          verbose: bool = False, arch: str | None = None) -> Path:
+    """Configure and build; return the kernel image path (bzImage on x86_64)."""
+    arch = arch or arch_of(variant)
+    a = _arch(arch)
     src = src or paths.tree_dir()
     obj = obj or paths.obj_dir(variant)
     frags = fragments_for(variant)
     with build_lock():
         sw = Stopwatch()
-        log(f"configuring {variant} in {obj} ({' + '.join(['tinyconfig'] + [f.name for f in frags])})")
-        changed = configure(src, obj, frags)
-        log(f"building bzImage ({'config changed' if changed else 'config unchanged'}), "
+        log(f"configuring {variant} ({arch}) in {obj} "
+            f"({' + '.join(['tinyconfig'] + [f.name for f in frags])})")
+        changed = configure(src, obj, frags, arch=arch)
+        log(f"building {a['target']} ({'config changed' if changed else 'config unchanged'}), "
             f"log {obj}/build.log")
-        _run_make(make_cmd(src, obj, "bzImage"), make_env(), obj / "build.log", verbose)
-        image = obj / "arch/x86/boot/bzImage"
+        _run_make(make_cmd(src, obj, a["target"], arch=arch), make_env(), obj / "build.log",
+                  verbose)
+        image = obj / a["image"]
         log(f"kernel {variant} ready in {sw.elapsed():.0f} s: {image}")
     write_meta(variant, src, obj)
     return image
@@ -156,7 +193,8 @@ def build(variant: str = "base", src: Path | None = None, obj: Path | None = Non
 
 def write_meta(variant: str, src: Path, obj: Path) -> None:
     from . import source
-    meta = {"variant": variant, "fragments": [f.name for f in fragments_for(variant)],
+    meta = {"variant": variant, "arch": arch_of(variant),
+            "fragments": [f.name for f in fragments_for(variant)],
             "source": source.recorded(), "tree": tree.describe(src) if tree.has_base(src) else {},
             "built": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     (obj / "idlesteal-build.json").write_text(json.dumps(meta, indent=2) + "\n")
@@ -167,6 +205,15 @@ def read_meta(variant: str) -> dict:
         return json.loads((paths.obj_dir(variant) / "idlesteal-build.json").read_text())
     except (OSError, ValueError):
         return {}
+
+
+def kernel_image(variant: str, obj: Path | None = None, arch: str | None = None) -> Path:
+    """The built image of a variant (any architecture); error if not built."""
+    arch = arch or arch_of(variant)
+    p = (obj or paths.obj_dir(variant)) / _arch(arch)["image"]
+    if not p.exists():
+        raise HarnessError(f"{p} does not exist; run `idlesteal kernel --variant {variant}`")
+    return p
 
 
 def bzimage(variant: str = "base") -> Path:

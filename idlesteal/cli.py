@@ -1,5 +1,5 @@
 """The `idlesteal` command: fetch, prepare, kernel, check-series, image,
-presets, boot, bench, stress, export."""
+presets, boot, bench, stress, export, asym-boot, asym-bench."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import bench, build, image, paths, report, source, stress, topology, tree, vm
+from . import asym, bench, build, image, paths, report, source, stress, topology, tree, vm
 from .util import HarnessError, Stopwatch, log
 
 
@@ -65,13 +65,15 @@ def cmd_check_series(a: argparse.Namespace) -> int:
 
 
 def cmd_image(a: argparse.Namespace) -> int:
-    print(image.build_base())
+    print(image.build_base(a.arch))
     return 0
 
 
 def cmd_presets(a: argparse.Namespace) -> int:
     for p in topology.PRESETS.values():
         print(p.describe())
+    for ap in asym.PRESETS.values():
+        print(f"{ap.describe()} [asym-boot/asym-bench]")
     return 0
 
 
@@ -132,6 +134,35 @@ def cmd_stress(a: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def cmd_asym_boot(a: argparse.Namespace) -> int:
+    preset = asym.get(a.preset)
+    if a.build:
+        do_prepare(a.force)
+        kernel = build.build(asym.VARIANT, arch="arm64")
+    else:
+        kernel = build.kernel_image(asym.VARIANT, arch="arm64")
+    initrd = image.build_base("arm64")
+    script = asym.smoke_script(preset, a.threads or preset.big, a.rounds)
+    res = vm.run_script(script, preset, kernel, initrd, timeout=a.timeout, name="asym-boot",
+                        cmdline=a.append.split() if a.append else None)
+    obs = asym.verify(preset, res.sections.get("topology", ""))
+    log(f"asym topology {preset.name} verified: capacities "
+        f"{sorted(set(obs.cap.values()))}, SMT + SD_ASYM_CPUCAPACITY domains")
+    sys.stdout.write(res.sections.get("placement", ""))
+    return 0
+
+
+def cmd_asym_bench(a: argparse.Namespace) -> int:
+    if a.build:
+        do_prepare(a.force)
+    out = asym.bench(a.preset, [int(n) for n in a.threads.split(",")] if a.threads else None,
+                     rounds=a.rounds, runs=a.runs, boots=a.boots, spin_ms=a.spin, idle_ms=a.idle,
+                     build_them=a.build, name=a.name, outdir=Path(a.outdir))
+    print(out["table"], end="")
+    print(f"wrote {out['txt']}, {out['json']}")
+    return 0
+
+
 def cmd_export(a: argparse.Namespace) -> int:
     series = tree.export()
     print(f"exported {len(series)} patch(es) to {paths.patches_dir()}")
@@ -176,6 +207,7 @@ def parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_check_series)
 
     sp = sub.add_parser("image", help="build the base initramfs")
+    sp.add_argument("--arch", default="x86_64", choices=["x86_64", "arm64"])
     sp.set_defaults(func=cmd_image)
 
     sp = sub.add_parser("presets", help="list topology presets")
@@ -212,6 +244,36 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--outdir", default=str(stress.results_dir()),
                     help="where the JSON summaries go")
     sp.set_defaults(func=cmd_stress)
+
+    def asym_guest(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--preset", default=asym.DEFAULT_PRESET,
+                        help="asymmetric arm64 preset (see `presets`)")
+        sp.add_argument("--no-build", dest="build", action="store_false",
+                        help="use the arm64 kernel(s) already built")
+        sp.add_argument("--force", action="store_true", help="prepare --force")
+
+    sp = sub.add_parser("asym-boot", help="boot an asymmetric-capacity arm64 preset, verify "
+                        "capacities / SMT / asym domain, run a short placement round")
+    asym_guest(sp)
+    sp.add_argument("--threads", type=int, default=0, help="placement threads (default: big cores)")
+    sp.add_argument("--rounds", type=int, default=50)
+    sp.add_argument("--timeout", type=float, default=600, help="script timeout (s)")
+    sp.add_argument("--append", default="", help="extra kernel command line")
+    sp.set_defaults(func=cmd_asym_boot)
+
+    sp = sub.add_parser("asym-bench", help="placement with and without the stable idle-core "
+                        "patch on an asymmetric arm64 guest; results/asym/")
+    asym_guest(sp)
+    sp.add_argument("--threads", default="", help="comma-separated thread counts "
+                    "(default: big cores, all cores)")
+    sp.add_argument("--rounds", type=int, default=200, help="rounds per placement run")
+    sp.add_argument("--runs", type=int, default=3, help="placement runs per boot")
+    sp.add_argument("--boots", type=int, default=2, help="boots per kernel (alternating)")
+    sp.add_argument("--spin", type=float, default=5, help="placement -s (ms)")
+    sp.add_argument("--idle", type=float, default=20, help="placement -i (ms)")
+    sp.add_argument("--name", help="results/asym/<name>.{json,txt}")
+    sp.add_argument("--outdir", default=str(asym.results_dir()))
+    sp.set_defaults(func=cmd_asym_bench)
 
     sp = sub.add_parser("export", help="write the tree's commits to patches/")
     sp.set_defaults(func=cmd_export)

@@ -5,7 +5,12 @@ shared libraries, the project's workloads (workloads/*.c, compiled static),
 /init and the shell helpers.  Each run appends a second tiny gzip'd cpio with
 /run.sh (the kernel unpacks concatenated archives in order).
 
-Guest protocol, on the second serial port (/dev/ttyS1):
+The arm64 image (build_base("arm64"), for idlesteal/asym.py) holds Debian's
+arm64 busybox-static (applet links made by /init at boot: the host cannot
+run the binary to list them) and the workloads cross-built statically; no
+hackbench.  Its output port is the virtio console /dev/hvc0.
+
+Guest protocol, on the second serial port (/dev/ttyS1; /dev/hvc0 on arm64):
     @@IDLESTEAL BEGIN@@
     ...output of /run.sh; `section NAME` starts a named section...
     @@IDLESTEAL END rc=<exit code>@@
@@ -76,6 +81,15 @@ set_features() {
 """
 
 
+def init_script(out_dev: str = "/dev/ttyS1", install_applets: bool = False) -> str:
+    """INIT with another output device; optionally create busybox's applet
+    links first (/bin/sh must already be in the archive)."""
+    text = INIT.replace("out=/dev/ttyS1", f"out={out_dev}")
+    if install_applets:
+        text = text.replace("export PATH=", "/bin/busybox --install -s 2>/dev/null\nexport PATH=", 1)
+    return text
+
+
 def image_dir() -> Path:
     return paths.build_dir() / "image"
 
@@ -95,8 +109,11 @@ def shared_libs(binary: str) -> list[str]:
     return libs
 
 
-def compile_workloads(src_dir: Path | None = None, out_dir: Path | None = None) -> list[Path]:
-    """Compile workloads/*.c statically into workloads/out/ (when stale)."""
+def compile_workloads(src_dir: Path | None = None, out_dir: Path | None = None,
+                      cc: str = "gcc") -> list[Path]:
+    """Compile workloads/*.c statically into workloads/out/ (when stale).
+
+    `cc` is the compiler (aarch64-linux-gnu-gcc for the arm64 image)."""
     src_dir = src_dir or paths.workloads_dir()
     out_dir = out_dir or src_dir / "out"
     sources = sorted(src_dir.glob("*.c"))
@@ -108,7 +125,7 @@ def compile_workloads(src_dir: Path | None = None, out_dir: Path | None = None) 
         exe = out_dir / src.stem
         if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
             log(f"compiling workload {src.name}")
-            run(["gcc", "-O2", "-static", "-pthread", "-Wall", "-o", str(exe), str(src)],
+            run([cc, "-O2", "-static", "-pthread", "-Wall", "-o", str(exe), str(src)],
                 capture=True)
         outs.append(exe)
     return outs
@@ -151,7 +168,11 @@ class _Tree:
         self.add(cpio.file(guest, data, executable=os.access(real, os.X_OK)))
 
 
-def base_entries() -> list[cpio.Entry]:
+def base_entries(arch: str = "x86_64") -> list[cpio.Entry]:
+    if arch == "arm64":
+        return arm64_entries()
+    if arch != "x86_64":
+        raise HarnessError(f"no initramfs recipe for architecture {arch!r}")
     for tool in (BUSYBOX, HACKBENCH):
         if not Path(tool).exists():
             raise HarnessError(f"{tool} is missing; run `make deps` (busybox-static, rt-tests)")
@@ -177,10 +198,33 @@ def base_entries() -> list[cpio.Entry]:
     return t.entries
 
 
-def build_base() -> Path:
-    """Write build/image/base.cpio.gz (only when its content changed)."""
-    data = cpio.gzipped(base_entries())
-    path = image_dir() / "base.cpio.gz"
+def arm64_entries() -> list[cpio.Entry]:
+    """The arm64 image: Debian's arm64 busybox-static + cross-built workloads."""
+    from . import cross
+    busybox = cross.busybox()
+    t = _Tree()
+    for d in ["bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "run",
+              "etc", "root", "lib", "mnt"]:
+        t.mkdir(d)
+    t.add(cpio.chardev("dev/console", 5, 1))
+    t.add(cpio.chardev("dev/null", 1, 3))
+    t.add(cpio.file("bin/busybox", busybox.read_bytes(), executable=True))
+    t.add(cpio.symlink("bin/sh", "/bin/busybox"))
+    for exe in compile_workloads(out_dir=image_dir() / "workloads-arm64", cc=cross.cc()):
+        t.add(cpio.file(f"usr/bin/{exe.name}", exe.read_bytes(), executable=True))
+    t.add(cpio.file("init", init_script("/dev/hvc0", install_applets=True).encode(),
+                    executable=True))
+    t.add(cpio.file("lib/idlesteal.sh", HELPERS.encode()))
+    t.add(cpio.file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n"))
+    t.add(cpio.file("etc/group", b"root:x:0:\n"))
+    return t.entries
+
+
+def build_base(arch: str = "x86_64") -> Path:
+    """Write build/image/base.cpio.gz (base-<arch>.cpio.gz for other
+    architectures), only when its content changed."""
+    data = cpio.gzipped(base_entries(arch))
+    path = image_dir() / ("base.cpio.gz" if arch == "x86_64" else f"base-{arch}.cpio.gz")
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_bytes() != data:
         path.write_bytes(data)

@@ -72,22 +72,23 @@ def table(spec: BenchSpec, rows: list[dict]) -> str:
     for side in ("A", "B"):
         s = spec.side(side)
         out.append(f"{side}: {s.name}")
-        head = f"{'grps':>4} {'time':>15} {'%busy':>13} {'sched':>8} {'idle':>8} {'wake':>8} {'steal':>7}"
+        head = f"{'grps':>4} {'time':>17} {'%busy':>13} {'sched':>8} {'idle':>8} {'wake':>8} {'steal':>7}"
         if side == "B":
-            head += f" {'%speedup':>22}"
+            head += "  %speedup [95% CI]"
         out.append(head)
         for row in rows:
             e = row.get(side)
             if not e:
                 continue
-            line = (f"{row['groups']:>4} {e['time']['mean']:>7.3f} ± {e['time']['ci95']:<5.3f}"
-                    f" {e['busy']['mean']:>5.1f} ± {e['busy']['ci95']:<5.1f}"
+            t = f"{e['time']['mean']:.3f} ± {e['time']['ci95']:.3f}"
+            b = f"{e['busy']['mean']:.1f} ± {e['busy']['ci95']:.1f}"
+            line = (f"{row['groups']:>4} {t:>17} {b:>13}"
                     f" {_num(e['sched']['mean']):>8} {_num(e['idle']['mean']):>8}"
                     f" {_num(e['wake']['mean']):>8} {_num(e['steal']['mean']):>7}")
             if side == "B" and "speedup_pct" in row:
                 sp = row["speedup_pct"]
-                star = "*" if sp["welch_p"] < 0.05 else " "
-                line += f" {sp['value']:>6.1f} [{sp['low']:.1f},{sp['high']:.1f}]{star}"
+                star = " *" if sp["welch_p"] < 0.05 else ""
+                line += f"  {sp['value']:.1f} [{sp['low']:.1f}, {sp['high']:.1f}]{star}"
             out.append(line)
         out.append("")
     out.append(f"time in s (hackbench's own), mean ± 95% CI over {spec.reps} rep(s); "
@@ -141,6 +142,8 @@ def plot(spec: BenchSpec, rows: list[dict], path: Path, title: str) -> bool:
     ax2.set_xlabel("hackbench groups")
     ax2.set_ylabel("%busy")
     ax2.set_title("CPU busy")
+    ax1.set_ylim(bottom=0)
+    ax2.set_ylim(0, 105)
     for ax in (ax1, ax2):
         ax.set_xticks(spec.groups)
         ax.grid(alpha=0.3)

@@ -243,9 +243,14 @@ def apply_series(force: bool = False, tree: Path | None = None,
         lines += [f"    {c.subject}" for c in have] or ["    (none)"]
         lines += [f"  patches in series ({len(want)}):"]
         lines += [f"    {c.subject}" for c in want] or ["    (none)"]
-        lines += ["Run `idlesteal export` to save the tree's commits to patches/, "
-                  "or `idlesteal prepare --force` to reset the tree to base + series "
-                  "(this DISCARDS the tree's commits)."]
+        first = next((i for i, (h, w) in enumerate(zip(have, want)) if h != w),
+                     min(len(have), len(want)))
+        lines += [f"  first difference at position {first + 1}."
+                  + (" (same subject, different diff)" if first < min(len(have), len(want))
+                     and have[first].subject == want[first].subject else ""),
+                  "If the tree is newer: `idlesteal export` saves its commits to patches/.",
+                  "If patches/ is newer: `idlesteal prepare --force` resets the tree to "
+                  "base + series (this DISCARDS the tree's commits)."]
         raise HarnessError("\n".join(lines))
     log(f"resetting {tree} to {BASE_TAG} (--force)")
     git("reset", "-q", "--hard", BASE_TAG, cwd=tree)

@@ -120,14 +120,22 @@ def qemu_command(preset: Preset, kernel: Path, initrd: Path, console: Path, out:
 def run_script(script: str, preset: Preset, kernel: Path, base_initrd: Path, *,
                timeout: float = 600, name: str = "run", cmdline: list[str] | None = None,
                quiet: bool = False) -> RunResult:
-    """Boot, run `script` as /run.sh, return its output; raise GuestError."""
-    if shutil.which(QEMU) is None:
-        raise HarnessError(f"{QEMU} not found; run `make deps`")
+    """Boot, run `script` as /run.sh, return its output; raise GuestError.
+
+    A preset with its own `qemu` (binary) and `qemu_command(kernel, initrd,
+    console, out, cmdline)` is booted with those (idlesteal/asym.py's arm64
+    presets); topology.Preset uses qemu-system-x86_64 and qemu_command()."""
+    qemu = getattr(preset, "qemu", QEMU)
+    if shutil.which(qemu) is None:
+        raise HarnessError(f"{qemu} not found; run `make deps`")
     rd = new_run_dir(f"{name}-{preset.name}")
     console, out = rd / "console.log", rd / "output.log"
     (rd / "run.sh").write_text(script)
     initrd = image.initrd_for_run(base_initrd, script, rd / "initrd.cpio.gz")
-    cmd = qemu_command(preset, kernel, initrd, console, out, cmdline or [])
+    if hasattr(preset, "qemu_command"):
+        cmd = preset.qemu_command(kernel, initrd, console, out, cmdline or [])
+    else:
+        cmd = qemu_command(preset, kernel, initrd, console, out, cmdline or [])
     (rd / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
     say = (lambda m: None) if quiet else log
     say(f"booting {preset.name} ({preset.ncpus} vCPUs, TCG) -> {rd}")

@@ -33,7 +33,7 @@ def msg(worker: str, rc: int = 0, sent: int = 960, received: int = 960, **kw) ->
 def good_sections(**over: str) -> dict[str, str]:
     counters = "\n".join([
         "hackbench0 runs=20 fails=0", "hackbench1 runs=20 fails=0",
-        "msgcount0 runs=10 fails=0", "msgcount1 runs=10 fails=0",
+        "msgcount0 runs=10 fails=0", "msgcount1 runs=10 fails=0", "wakelat runs=5 fails=0",
         "thr_msgcount runs=0 fails=0", "thr_hackbench runs=5 fails=0", "thr_busy loops=40",
         "hotplug offline=30 online=28 fail=1",
         "partition created=30 root=28 invalid=2 member=29 removed=30 errors=1 hackbench=30 hackbench_fails=0",
@@ -47,6 +47,7 @@ def good_sections(**over: str) -> dict[str, str]:
         "counters": counters,
         "msgcount": "\n".join([msg("msgcount0")] * 10 + [msg("msgcount1")] * 10) + "\n",
         "affinity": "\n".join([f"AFFINITY rc=0 RESULT {json.dumps(aff)}"] * 8) + "\n",
+        "wakelat": "\n".join(['WAKELAT rc=0 RESULT {"requests": 1000}'] * 5) + "\n",
         "schedstat_before": schedstat_text(0),
         "schedstat_after": schedstat_text(500, ts=121000),
         "throttle": "usage_usec 1\nnr_periods 1000\nnr_throttled 400\nthrottled_usec 99\n",
@@ -138,6 +139,7 @@ def test_evaluate_good_run_passes():
     ({"msgcount": msg("msgcount0", rc=2, received=1) + "\n"}, "workload problem"),
     ({"cleanup": "leftover cgroup /sys/fs/cgroup/part3\n"}, "leftover cgroup"),
     ({"features_after": "NO_STEAL DELAY_DEQUEUE\n"}, "features not restored"),
+    ({"wakelat": 'WAKELAT rc=2 RESULT {"requests": 0}\n'}, "wakelat: exit code 2"),
 ])
 def test_evaluate_failures(over, needle):
     v = stress.evaluate(good_sections(**over), P)

@@ -1,6 +1,6 @@
 """Short stress run on the debug kernel (KASAN, lockdep, PROVE_RCU), both
 topologies: the same suite as `make stress`, IDLESTEAL_STRESS_SECONDS of load
-per preset (default 75; the Makefile passes STRESS_SHORT_SECONDS).  Minimums
+per preset (default 60; the Makefile passes STRESS_SHORT_SECONDS).  Minimums
 scale with the duration (stress.THRESHOLDS); summaries go to results/stress/.
 """
 from __future__ import annotations
@@ -24,6 +24,6 @@ def debug_kernel(guest):
 
 @pytest.mark.parametrize("preset", ["2x2x2", "2node"])
 def test_short_stress(guest, debug_kernel, preset):
-    seconds = int(os.environ.get("IDLESTEAL_STRESS_SECONDS", "75"))
+    seconds = int(os.environ.get("IDLESTEAL_STRESS_SECONDS", "60"))
     s, path = stress.run(preset, seconds, debug_kernel, guest.initrd)
     assert s["passed"], f"{path}\n" + stress.report(s)
