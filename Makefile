@@ -19,9 +19,9 @@ PRESET ?= 2x2x2
 GROUPS ?= 1,2,4
 LOOPS ?= 500
 REPS ?= 3
-A ?= NO_NI_RANDOM
-B ?= NI_RANDOM
-VARIANT ?= base
+A ?= NO_STEAL
+B ?= STEAL
+VARIANT ?= steal
 BENCH_ARGS ?=
 # Stress (idlesteal/stress.py): seconds of load per preset; `make stress`
 # runs both presets (default 2 x 600 s = 20 min of load, plus boots).
@@ -38,7 +38,7 @@ ASYM_RUNS ?= 3
 ASYM_BOOTS ?= 2
 ASYM_ARGS ?=
 
-.PHONY: deps unit test guest-test kernel prepare image bench stress stress-short export \
+.PHONY: deps unit test guest-test kernel prepare image bench bench-one stress stress-short export \
 	check-series clean-runs kernel-arm64 bench-asym
 
 deps:
@@ -71,9 +71,33 @@ kernel:
 image:
 	$(IDLESTEAL) image
 
+# `make bench`: the A/B suite, STEAL vs NO_STEAL in the same boot on each
+# preset, then the STEAL x DELAY_DEQUEUE matrix at heavy overload (tasks >> CPUs).
+# Results: results/<preset>-hackbench.{txt,json,png}, results/dd-*.{txt,json,png}.
+BENCH_VARIANT ?= steal
+BENCH_REPS ?= 5
+BENCH_PRESETS ?= 1x1x2:1,2,4,8:200 2x2x2:1,2,4,8:200 2x4x2:2,4,8,16:100
+DD_PRESET ?= 2x2x2
+DD_GROUPS ?= 16
+DD_LOOPS ?= 100
+
 bench:
+	@set -e; for spec in $(BENCH_PRESETS); do \
+		preset=$${spec%%:*}; rest=$${spec#*:}; groups=$${rest%%:*}; loops=$${rest#*:}; \
+		$(IDLESTEAL) bench --variant $(BENCH_VARIANT) --preset $$preset --groups $$groups \
+			--loops $$loops --reps $(BENCH_REPS) --a NO_STEAL --b STEAL \
+			--name $$preset-hackbench $(BENCH_ARGS); \
+	done
+	@set -e; for dd in DELAY_DEQUEUE NO_DELAY_DEQUEUE; do \
+		$(IDLESTEAL) bench --variant $(BENCH_VARIANT) --no-build --preset $(DD_PRESET) \
+			--groups $(DD_GROUPS) --loops $(DD_LOOPS) --reps $(BENCH_REPS) \
+			--a "NO_STEAL $$dd" --b "STEAL $$dd" --name dd-$$dd $(BENCH_ARGS); \
+	done
+
+# One A/B sweep with your own settings (the harness's original `make bench`).
+bench-one:
 	$(IDLESTEAL) bench --variant $(VARIANT) --preset $(PRESET) --groups $(GROUPS) \
-		--loops $(LOOPS) --reps $(REPS) --a $(A) --b $(B) $(BENCH_ARGS)
+		--loops $(LOOPS) --reps $(REPS) --a "$(A)" --b "$(B)" $(BENCH_ARGS)
 
 kernel-arm64:
 	$(IDLESTEAL) kernel --variant arm64
@@ -93,7 +117,7 @@ export:
 	$(IDLESTEAL) export
 
 check-series:
-	$(IDLESTEAL) check-series --variant $(VARIANT)
+	$(IDLESTEAL) check-series --variant base
 
 clean-runs:
 	rm -rf build/runs

@@ -188,6 +188,8 @@ def make_dtb(preset: AsymPreset) -> Path:
 # ---------------------------------------------------------------- in the guest
 
 GUEST_SNIPPET = r"""
+# sched/domains/ is only populated with sched_verbose on.
+echo 1 > /sys/kernel/debug/sched/verbose
 for d in /sys/devices/system/cpu/cpu[0-9]*; do
     n=${d##*/cpu}
     echo "cpu $n smt=$(cat $d/topology/thread_siblings_list 2>/dev/null || echo -)" \

@@ -130,6 +130,9 @@ class Params:
     affinity_run: int = 15                               # seconds per affinity_check run
     hotplug_sleep: str = "0.5"
     partition_sleep: str = "1"
+    # Time between partitions: while one exists, the root tasks lose its
+    # CPUs (a whole LLC on 2x2x2/2node) and those CPUs barely steal.
+    partition_gap: str = "3"
     msgcount_timeout: int = 300
 
     @property
@@ -164,7 +167,7 @@ def script(p: Params) -> str:
         THR_MSGCOUNT=f"-g {tg} -f {tf} -l {tl}", THR_MSGCOUNT_EXPECT=tg * tf * tf * tl,
         THR_HACKBENCH=p.throttled_hackbench, PART_HACKBENCH=p.partition_hackbench,
         AFFINITY=p.affinity, AFFINITY_RUN=p.affinity_run, WAKELAT=p.wakelat, LOW_CPUS=p.low_cpus,
-        HOTPLUG_SLEEP=p.hotplug_sleep, PART_SLEEP=p.partition_sleep,
+        HOTPLUG_SLEEP=p.hotplug_sleep, PART_SLEEP=p.partition_sleep, PART_GAP=p.partition_gap,
         PART_CHOICES=" ".join(p.partition_choices()), MAXOFF=max(1, n // 2 - 1),
         MAXMASK=(1 << n) - 1, MC_TIMEOUT=p.msgcount_timeout,
         WORKERS=" ".join(WORKERS))
@@ -374,7 +377,7 @@ w_partition() {
             fi
         fi
         if rmdir_retry $p; then removed=$((removed + 1)); else err=$((err + 1)); fi
-        sleep @PART_SLEEP@
+        sleep @PART_GAP@
     done
     echo "partition created=$i root=$root invalid=$invalid member=$member removed=$removed errors=$err hackbench=$hb hackbench_fails=$hbfail join_fails=$nojoin" > $D/partition.cnt
 }
