@@ -326,7 +326,7 @@ def export(tree: Path | None = None, pdir: Path | None = None) -> list[str]:
         tmp = Path(tmpd)
         if n:
             git("-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false",
-                "-c", "format.headers=", "-c", "format.signature=",
+                "-c", "format.signature=",
                 "format-patch", "-q", "--zero-commit", "--no-signature", "--no-thread",
                 "--no-attach", "--no-cc", "--no-to", "--abbrev=12", "--numbered",
                 "--cover-letter", "-o", str(tmp), f"{BASE_TAG}..HEAD", cwd=tree, env=_ident_env())
