@@ -36,38 +36,12 @@ def apt_dir() -> Path:
 
 
 def write_apt_config() -> Path:
-    d = apt_dir()
-    for sub in ["etc/sources.list.d", "etc/preferences.d", "etc/apt.conf.d",
-                "state", "lists/partial", "cache/archives/partial"]:
-        (d / sub).mkdir(parents=True, exist_ok=True)
     sources = (f"deb [arch={ARCH} signed-by={source.KEYRING}] {source.debian_mirror()} "
                f"{source.SUITE} main\n")
-    _write_if_changed(d / "etc/sources.list", sources)
-    conf = "".join([
-        f'Dir::Etc::SourceList "{d}/etc/sources.list";\n',
-        f'Dir::Etc::SourceParts "{d}/etc/sources.list.d";\n',
-        f'Dir::Etc::Preferences "{d}/etc/preferences";\n',
-        f'Dir::Etc::PreferencesParts "{d}/etc/preferences.d";\n',
-        f'Dir::Etc::Parts "{d}/etc/apt.conf.d";\n',
-        f'Dir::State "{d}/state";\n',
-        f'Dir::State::Lists "{d}/lists";\n',
-        'Dir::State::status "/dev/null";\n',
-        f'Dir::Cache "{d}/cache";\n',
-        f'Dir::Cache::Archives "{d}/cache/archives";\n',
-        f'APT::Architecture "{ARCH}";\n',
+    return source.write_private_apt(apt_dir(), ARCH, sources, [
         f'APT::Architectures {{ "{ARCH}"; }};\n',
-        # As in source.py: sid's InRelease is reported expired on these machines.
-        'Acquire::Check-Valid-Until "false";\n',
         'Acquire::Languages "none";\n',
     ])
-    path = d / "apt.conf"
-    _write_if_changed(path, conf)
-    return path
-
-
-def _write_if_changed(path: Path, text: str) -> None:
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
 
 
 def _env() -> dict[str, str]:

@@ -70,14 +70,13 @@ def debian_mirror() -> str:
     raise HarnessError("cannot find a Debian mirror in /etc/apt; set IDLESTEAL_DEBIAN_MIRROR")
 
 
-def write_apt_config() -> Path:
-    """Write build/apt/apt.conf (+ sources.list) and return the apt.conf path."""
-    d = apt_dir()
+def write_private_apt(d: Path, arch: str, sources: str, extra: list[str] | None = None) -> Path:
+    """A private apt configuration in `d` (its own sources, lists, cache; no
+    dpkg status), so that nothing under /etc/apt changes.  Returns apt.conf."""
     for sub in ["etc/sources.list.d", "etc/preferences.d", "etc/apt.conf.d",
                 "state", "lists/partial", "cache/archives/partial"]:
         (d / sub).mkdir(parents=True, exist_ok=True)
-    sources = f"deb [signed-by={KEYRING}] {debian_mirror()} {SUITE} main\n"
-    _write_if_changed(d / "etc/sources.list", sources)
+    write_if_changed(d / "etc/sources.list", sources)
     conf = "".join([
         f'Dir::Etc::SourceList "{d}/etc/sources.list";\n',
         f'Dir::Etc::SourceParts "{d}/etc/sources.list.d";\n',
@@ -89,16 +88,23 @@ def write_apt_config() -> Path:
         'Dir::State::status "/dev/null";\n',
         f'Dir::Cache "{d}/cache";\n',
         f'Dir::Cache::Archives "{d}/cache/archives";\n',
-        'APT::Architecture "amd64";\n',
+        f'APT::Architecture "{arch}";\n',
         # The sid mirror's InRelease is reported as expired on these machines.
         'Acquire::Check-Valid-Until "false";\n',
+        *(extra or []),
     ])
     conf_path = d / "apt.conf"
-    _write_if_changed(conf_path, conf)
+    write_if_changed(conf_path, conf)
     return conf_path
 
 
-def _write_if_changed(path: Path, text: str) -> None:
+def write_apt_config() -> Path:
+    """Write build/apt/apt.conf (+ sources.list) and return the apt.conf path."""
+    return write_private_apt(apt_dir(), "amd64",
+                             f"deb [signed-by={KEYRING}] {debian_mirror()} {SUITE} main\n")
+
+
+def write_if_changed(path: Path, text: str) -> None:
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
 
