@@ -5,7 +5,7 @@ PYTHON ?= python3
 IDLESTEAL ?= $(PYTHON) -m idlesteal
 
 # Debian packages the harness needs (checked with dpkg, installed if missing).
-DEB_PACKAGES := qemu-system-x86 busybox-static rt-tests flex bison bc libelf-dev \
+DEB_PACKAGES := qemu-system-x86 busybox-static rt-tests linux-perf sysbench flex bison bc libelf-dev \
 	libssl-dev cpio ccache sparse dwarves gcc make git xz-utils libc6-dev \
 	debian-archive-keyring python3-venv \
 	qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross device-tree-compiler

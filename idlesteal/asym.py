@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -2,6 +2,9 @@
 `make bzImage` with ccache in build/obj-<variant>.
 
 Variants are listed in configs/variants ("name: fragment fragment ...").
+A word "@target" names a make config target the variant starts from instead
+of tinyconfig (e.g. "@defconfig @kvm_guest.config" for the reference kernel
+the guest config is compared against).
 The .config is regenerated on every build but only replaced when its
 content changed, so a rebuild with nothing changed is just make's walk.
 
@@ -40,17 +43,28 @@ DEFAULT_ARCH = "x86_64"
 _NOTEWORTHY = re.compile(r"\b(error|warning):|\*\*\*")
 
 
-def variants() -> dict[str, list[Path]]:
-    """name -> fragment paths, from configs/variants."""
+def _variant_words() -> dict[str, list[str]]:
     f = paths.configs_dir() / VARIANTS_FILE
-    out: dict[str, list[Path]] = {}
+    out: dict[str, list[str]] = {}
     for line in f.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
-        name, _, frags = line.partition(":")
-        out[name.strip()] = [paths.configs_dir() / x for x in frags.split()]
+        name, _, words = line.partition(":")
+        out[name.strip()] = words.split()
     return out
+
+
+def variants() -> dict[str, list[Path]]:
+    """name -> fragment paths, from configs/variants."""
+    return {name: [paths.configs_dir() / w for w in words if not w.startswith("@")]
+            for name, words in _variant_words().items()}
+
+
+def base_targets(variant: str) -> list[str]:
+    """The make config targets a variant starts from (default: tinyconfig)."""
+    words = _variant_words().get(variant, [])
+    return [w[1:] for w in words if w.startswith("@")] or ["tinyconfig"]
 
 
 def fragments_for(variant: str) -> list[Path]:
@@ -115,8 +129,9 @@ def build_lock() -> Iterator[None]:
         yield
 
 
-def configure(src: Path, obj: Path, fragments: list[Path], arch: str = DEFAULT_ARCH) -> bool:
-    """Write obj/.config from tinyconfig + fragments; check it.
+def configure(src: Path, obj: Path, fragments: list[Path], arch: str = DEFAULT_ARCH,
+              base: tuple[str, ...] = ("tinyconfig",)) -> bool:
+    """Write obj/.config from `base` (make targets) + fragments; check it.
 
     Returns True if .config changed."""
     obj.mkdir(parents=True, exist_ok=True)
@@ -125,7 +140,7 @@ def configure(src: Path, obj: Path, fragments: list[Path], arch: str = DEFAULT_A
     old_stat = cfg.stat() if cfg.exists() else None
     env = make_env()
     quiet = {"capture": True, "env": env}
-    run(make_cmd(src, obj, "tinyconfig", jobs=1, arch=arch), **quiet)
+    run(make_cmd(src, obj, *base, jobs=1, arch=arch), **quiet)
     run([str(src / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(obj), str(cfg),
          *map(str, fragments)], cwd=obj, **quiet)
     run(make_cmd(src, obj, "olddefconfig", jobs=1, arch=arch), **quiet)
@@ -176,11 +191,12 @@ def build(variant: str = "base", src: Path | None = None, obj: Path | None = Non
     src = src or paths.tree_dir()
     obj = obj or paths.obj_dir(variant)
     frags = fragments_for(variant)
+    base = tuple(base_targets(variant))
     with build_lock():
         sw = Stopwatch()
         log(f"configuring {variant} ({arch}) in {obj} "
-            f"({' + '.join(['tinyconfig'] + [f.name for f in frags])})")
-        changed = configure(src, obj, frags, arch=arch)
+            f"({' + '.join([*base] + [f.name for f in frags])})")
+        changed = configure(src, obj, frags, arch=arch, base=base)
         log(f"building {a['target']} ({'config changed' if changed else 'config unchanged'}), "
             f"log {obj}/build.log")
         _run_make(make_cmd(src, obj, a["target"], arch=arch), make_env(), obj / "build.log",
@@ -194,6 +210,7 @@ def build(variant: str = "base", src: Path | None = None, obj: Path | None = Non
 def write_meta(variant: str, src: Path, obj: Path) -> None:
     from . import source
     meta = {"variant": variant, "arch": arch_of(variant),
+            "base": base_targets(variant),
             "fragments": [f.name for f in fragments_for(variant)],
             "source": source.recorded(), "tree": tree.describe(src) if tree.has_base(src) else {},
             "built": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

@@ -1,5 +1,5 @@
 """The `idlesteal` command: fetch, prepare, kernel, check-series, image,
-presets, boot, bench, stress, export, asym-boot, asym-bench."""
+presets, boot, bench, suite, stress, export, asym-boot, asym-bench."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import asym, bench, build, image, paths, report, source, stress, topology, tree, vm
+from . import (asym, bench, build, image, paths, report, source, stress, suite, topology,
+               tree, vm, workload)
 from .util import HarnessError, Stopwatch, log
 
 
@@ -24,14 +25,16 @@ def do_kernel(variant: str, verbose: bool = False) -> Path:
     return build.build(variant, verbose=verbose)
 
 
-def ensure_guest(variant: str, prepare: bool, force: bool = False) -> tuple[Path, Path]:
-    """(bzImage, base initramfs); prepares and builds first unless told not to."""
+def ensure_guest(variant: str, prepare: bool, force: bool = False,
+                 tools: tuple[str, ...] = ()) -> tuple[Path, Path]:
+    """(bzImage, base initramfs); prepares and builds first unless told not to.
+    `tools`: extra host programs the image must carry (image.TOOLS)."""
     if prepare:
         do_prepare(force)
         kernel = do_kernel(variant)
     else:
         kernel = build.bzimage(variant)
-    return kernel, image.build_base()
+    return kernel, image.build_base(tools=tools)
 
 
 def cmd_fetch(a: argparse.Namespace) -> int:
@@ -92,30 +95,91 @@ def cmd_boot(a: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_bench(a: argparse.Namespace) -> int:
-    preset = topology.get(a.preset)
-    spec = bench.BenchSpec(
-        a=bench.Side("A", bench.parse_features(a.a)), b=bench.Side("B", bench.parse_features(a.b)),
-        groups=[int(g) for g in a.groups.split(",")], loops=a.loops, reps=a.reps,
+def _levels(text: str) -> list[int]:
+    try:
+        levels = [int(g) for g in text.split(",") if g.strip()]
+    except ValueError:
+        raise HarnessError(f"--levels wants comma-separated positive integers, got {text!r}") \
+            from None
+    if not levels or min(levels) < 1:
+        raise HarnessError(f"--levels wants comma-separated positive integers, got {text!r}")
+    return levels
+
+
+def _spec(a: argparse.Namespace, wname: str, levels: list[int], size: int) -> bench.BenchSpec:
+    w = workload.get(wname)
+    try:
+        sides = bench.parse_features(a.a), bench.parse_features(a.b)
+    except ValueError as e:
+        raise HarnessError(str(e)) from None
+    if a.reps < 1:
+        raise HarnessError("--reps must be at least 1")
+    return bench.BenchSpec(
+        a=bench.Side("A", sides[0]), b=bench.Side("B", sides[1]),
+        levels=levels, size=size or w.default_size, reps=a.reps,
         alternate=not a.no_alternate, warmup=a.warmup,
-        hackbench_args=a.hackbench_args.split() if a.hackbench_args else [])
-    kernel, initrd = ensure_guest(a.variant, a.build, a.force)
+        extra_args=a.extra_args.split() if a.extra_args else [], workload=w.name)
+
+
+def run_ab(spec: bench.BenchSpec, preset: topology.Preset, kernel: Path, variant: str,
+           name: str, outdir: Path, append: str = "", timeout: float = 0) -> dict:
+    """One boot, one A/B sweep; writes outdir/<name>.{txt,json,png}."""
+    w = spec.wl
+    initrd = image.build_base(tools=(w.binary,) if w.binary in image.TOOLS else ())
     runs = bench.plan(spec)
-    timeout = a.timeout or 120 + 240 * len(runs)
-    log(f"bench: {len(runs)} hackbench runs on {preset.name}; A = {spec.a.name}, "
-        f"B = {spec.b.name}")
+    timeout = timeout or 120 + 240 * len(runs)
+    log(f"bench {name}: {len(runs)} {w.name} runs ({w.level} "
+        f"{','.join(map(str, spec.levels))}, {w.size_name} {spec.size}) on {preset.name}; "
+        f"A = {spec.a.name}, B = {spec.b.name}")
     res = vm.run_script(bench.script(spec, runs), preset, kernel, initrd, timeout=timeout,
-                        name="bench", cmdline=a.append.split() if a.append else None)
+                        name="bench", cmdline=append.split() if append else None)
     topology.verify(preset, res.sections.get("topology", ""))
     ms = bench.collect(spec, runs, res.sections)
-    name = a.name or f"{time.strftime('%Y%m%d-%H%M%S')}-{preset.name}"
     guest = {"uname": res.sections.get("meta", "").strip(), "run_dir": str(res.run_dir),
              "boot_seconds": round(res.boot_seconds, 1), "total_seconds": round(res.seconds, 1)}
-    meta = report.metadata(spec, preset.name, build.read_meta(a.variant), vm.qemu_version(),
+    meta = report.metadata(spec, preset.name, build.read_meta(variant), vm.qemu_version(),
                            guest)
-    out = report.write(name, Path(a.outdir), spec, ms, meta)
+    return report.write(name, outdir, spec, ms, meta)
+
+
+def cmd_bench(a: argparse.Namespace) -> int:
+    preset = topology.get(a.preset)
+    spec = _spec(a, a.workload, _levels(a.levels), a.size)
+    kernel, _ = ensure_guest(a.variant, a.build, a.force)
+    name = a.name or f"{time.strftime('%Y%m%d-%H%M%S')}-{preset.name}-{spec.workload}"
+    out = run_ab(spec, preset, kernel, a.variant, name, Path(a.outdir), a.append, a.timeout)
     print(out["table"], end="")
     print("wrote " + ", ".join(str(out[k]) for k in ("txt", "json", "png") if k in out))
+    return 0
+
+
+def cmd_suite(a: argparse.Namespace) -> int:
+    entries = suite.select(suite.load(Path(a.file) if a.file else None), a.presets, a.workloads)
+    outdir = Path(a.outdir)
+    if a.summary_only:
+        text, txt, _ = suite.write_summary(suite.load(Path(a.file) if a.file else None), outdir)
+        print(text, end="")
+        print(f"wrote {txt}")
+        return 0
+    specs = [(e, topology.get(e.preset), _spec(a, e.workload, e.levels, e.size)) for e in entries]
+    kernel, _ = ensure_guest(a.variant, a.build, a.force)
+    failed = []
+    for i, (e, preset, spec) in enumerate(specs, 1):
+        log(f"suite entry {i}/{len(specs)}: {e.name}")
+        try:
+            out = run_ab(spec, preset, kernel, a.variant, e.name, outdir, a.append)
+        except HarnessError as err:   # keep going: one broken entry must not lose the rest
+            log(f"suite entry {e.name} FAILED: {err}")
+            failed.append(e.name)
+            continue
+        print(f"== {e.name}\n{out['table']}", end="", flush=True)
+    text, txt, _ = suite.write_summary(suite.load(Path(a.file) if a.file else None), outdir)
+    print(text, end="")
+    print(f"wrote {txt}")
+    if failed:
+        print(f"{len(failed)} suite entr{'y' if len(failed) == 1 else 'ies'} failed: "
+              f"{', '.join(failed)}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -220,21 +284,46 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--timeout", type=float, default=600, help="script timeout (s)")
     sp.set_defaults(func=cmd_boot)
 
-    sp = sub.add_parser("bench", help="A/B hackbench sweep in one boot")
+    sp = sub.add_parser("bench", help="A/B sweep of a workload in one boot")
     guest(sp)
-    sp.add_argument("--groups", default="1,2,4", help="comma-separated group counts")
-    sp.add_argument("--loops", type=int, default=500, help="hackbench -l")
+    sp.add_argument("--workload", default="hackbench",
+                    help=f"one of: {', '.join(workload.WORKLOADS)}")
+    sp.add_argument("--levels", "--groups", default="1,2,4",
+                    help="comma-separated load levels (hackbench/perf groups, sysbench "
+                    "threads, wakelat messengers)")
+    sp.add_argument("--size", "--loops", type=int, default=0,
+                    help="work per run (hackbench/perf loops, sysbench events or locks, "
+                    "wakelat seconds); default: the workload's")
     sp.add_argument("--reps", type=int, default=3, help="repetitions per side and group count")
     sp.add_argument("--a", default="NO_NI_RANDOM", help="side A sched features (baseline)")
     sp.add_argument("--b", default="NI_RANDOM", help="side B sched features")
     sp.add_argument("--warmup", type=int, default=1, help="discarded warm-up runs")
     sp.add_argument("--no-alternate", action="store_true",
                     help="always run A before B (default alternates per repetition)")
-    sp.add_argument("--hackbench-args", default="", help="extra hackbench arguments")
+    sp.add_argument("--extra-args", "--hackbench-args", default="",
+                    help="extra arguments for the workload's command")
     sp.add_argument("--name", help="results/<name>.{json,txt,png}")
     sp.add_argument("--outdir", default=str(paths.results_dir()))
     sp.add_argument("--timeout", type=float, default=0, help="guest timeout (s)")
     sp.set_defaults(func=cmd_bench)
+
+    sp = sub.add_parser("suite", help="the benchmark suite (configs/bench.suite): one A/B "
+                        "boot per entry, then results/summary.txt")
+    guest(sp)
+    sp.set_defaults(variant="steal")
+    sp.add_argument("--file", default="", help="suite file (default configs/bench.suite)")
+    sp.add_argument("--presets", default="", help="only these presets (comma-separated)")
+    sp.add_argument("--workloads", default="", help="only these workloads (comma-separated)")
+    sp.add_argument("--reps", type=int, default=5, help="repetitions per side and level")
+    sp.add_argument("--a", default="NO_STEAL", help="side A sched features (baseline)")
+    sp.add_argument("--b", default="STEAL", help="side B sched features")
+    sp.add_argument("--warmup", type=int, default=1, help="discarded warm-up runs")
+    sp.add_argument("--no-alternate", action="store_true")
+    sp.add_argument("--extra-args", default="", help="extra arguments for every command")
+    sp.add_argument("--outdir", default=str(paths.results_dir()))
+    sp.add_argument("--summary-only", action="store_true",
+                    help="only rebuild results/summary.txt from the results there")
+    sp.set_defaults(func=cmd_suite)
 
     sp = sub.add_parser("stress", help="debug kernel under hotplug, domain rebuilds, "
                         "throttling, affinity and feature churn while message passing")

@@ -27,6 +27,13 @@ from .util import HarnessError, log, output, run
 
 BUSYBOX = "/bin/busybox"
 HACKBENCH = "/usr/bin/hackbench"
+# Optional host programs for benchmark images (with their shared libraries):
+# name -> (host path, Debian package).  They add ~30 MB, so only the images
+# that need them carry them (base-<tools>.cpio.gz).
+TOOLS: dict[str, tuple[str, str]] = {
+    "perf": ("/usr/bin/perf", "linux-perf"),
+    "sysbench": ("/usr/bin/sysbench", "sysbench"),
+}
 
 BEGIN = "@@IDLESTEAL BEGIN@@"
 END_RE = re.compile(r"^@@IDLESTEAL END rc=(-?\d+)@@\s*$", re.M)
@@ -168,8 +175,10 @@ class _Tree:
         self.add(cpio.file(guest, data, executable=os.access(real, os.X_OK)))
 
 
-def base_entries(arch: str = "x86_64") -> list[cpio.Entry]:
+def base_entries(arch: str = "x86_64", tools: tuple[str, ...] = ()) -> list[cpio.Entry]:
     if arch == "arm64":
+        if tools:
+            raise HarnessError(f"no {', '.join(tools)} for the arm64 image")
         return arm64_entries()
     if arch != "x86_64":
         raise HarnessError(f"no initramfs recipe for architecture {arch!r}")
@@ -191,6 +200,15 @@ def base_entries(arch: str = "x86_64") -> list[cpio.Entry]:
         t.add_host_file(lib)
     for exe in compile_workloads():
         t.add(cpio.file(f"usr/bin/{exe.name}", exe.read_bytes(), executable=True))
+    for name in tools:
+        if name not in TOOLS:
+            raise HarnessError(f"unknown image tool {name!r}; known: {', '.join(TOOLS)}")
+        host, pkg = TOOLS[name]
+        if not Path(host).exists():
+            raise HarnessError(f"{host} is missing; run `make deps` (Debian package {pkg})")
+        t.add_host_file(host, f"usr/bin/{name}")
+        for lib in shared_libs(host):
+            t.add_host_file(lib)
     t.add(cpio.file("init", INIT.encode(), executable=True))
     t.add(cpio.file("lib/idlesteal.sh", HELPERS.encode()))
     t.add(cpio.file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n"))
@@ -220,11 +238,14 @@ def arm64_entries() -> list[cpio.Entry]:
     return t.entries
 
 
-def build_base(arch: str = "x86_64") -> Path:
+def build_base(arch: str = "x86_64", tools: tuple[str, ...] = ()) -> Path:
     """Write build/image/base.cpio.gz (base-<arch>.cpio.gz for other
-    architectures), only when its content changed."""
-    data = cpio.gzipped(base_entries(arch))
-    path = image_dir() / ("base.cpio.gz" if arch == "x86_64" else f"base-{arch}.cpio.gz")
+    architectures, base-<tool>-....cpio.gz with extra tools), only when its
+    content changed."""
+    tools = tuple(sorted(set(tools)))
+    data = cpio.gzipped(base_entries(arch, tools))
+    stem = "base" if arch == "x86_64" else f"base-{arch}"
+    path = image_dir() / ("-".join([stem, *tools]) + ".cpio.gz")
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_bytes() != data:
         path.write_bytes(data)

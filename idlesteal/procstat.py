@@ -74,3 +74,12 @@ def busy_percent(before: CpuTimes, after: CpuTimes) -> float:
 def busy(before: ProcStat, after: ProcStat) -> float:
     """%busy of the whole machine between two snapshots."""
     return busy_percent(before.all, after.all)
+
+
+USER_HZ = 100   # /proc/stat's unit (clock ticks), fixed at 100 on Linux
+
+
+def cpu_ns(before: ProcStat, after: ProcStat) -> float:
+    """CPU time that passed per CPU between two snapshots, in ns."""
+    n = len(after.cpus) or 1
+    return (after.all.total - before.all.total) * (1e9 / USER_HZ) / n

@@ -1,13 +1,16 @@
 """Turn bench measurements into the seeds' table, JSON and a PNG plot.
 
-Table columns (per side, one row per group count, means over repetitions;
-time and %busy also show the 95% confidence half-width):
+Table columns (per side, one row per load level, means over repetitions;
+the primary metric and %busy also show the 95% confidence half-width):
 
-    grps time %busy sched idle wake steal %speedup
+    grps time %busy sched idle wake nidle steal %speedup
 
 sched/idle/wake/steal are /proc/schedstat deltas averaged per CPU, as in the
-seeds.  %speedup (side B only) = (mean time A / mean time B - 1) * 100, with
-its 95% interval and Welch's p-value; '*' marks p < 0.05.
+seeds; nidle is newidle balances per CPU.  %speedup (side B only) is how much
+better B is than A (time A / time B - 1 for times, B / A - 1 for
+throughput), with its 95% interval and Welch's p-value; '*' marks p < 0.05.
+A second table gives the workload's other metrics (wakelat's latency
+percentiles), a third the cost of stealing beside newidle balancing.
 """
 from __future__ import annotations
 
@@ -34,31 +37,56 @@ def host_info() -> dict:
             "python": platform.python_version()}
 
 
-def _by(ms: list[Measurement], side: str, groups: int) -> list[Measurement]:
-    return [m for m in ms if m.side == side and m.groups == groups]
+def _by(ms: list[Measurement], side: str, level: int) -> list[Measurement]:
+    return [m for m in ms if m.side == side and m.level == level]
+
+
+SUMMARY_KEYS = ("value", "busy", "sched", "idle", "wake", "steal", "steal_fail", "steal_ns",
+                "newidle_lb", "newidle_gained", "newidle_cost_ns", "cpu_ns")
+
+
+def _cost(sel: list[Measurement]) -> dict:
+    """Steal cost over a set of runs (sums, so rare attempts are not lost)."""
+    ok = sum(m.steal for m in sel)
+    fail = sum(m.steal_fail for m in sel)
+    ns = sum(m.steal_ns for m in sel)
+    cpu = sum(m.cpu_ns for m in sel)
+    nic = [m.newidle_cost_ns for m in sel if m.newidle_cost_ns > 0]
+    return {"attempts_per_cpu": (ok + fail) / len(sel) if sel else 0.0,
+            "ns_per_attempt": ns / (ok + fail) if ok + fail else None,
+            "ns_per_steal": ns / ok if ok else None,
+            "newidle_cost_ns": sum(nic) / len(nic) if nic else None,
+            "search_share_pct": 100.0 * ns / cpu if cpu else None}
 
 
 def summarize(spec: BenchSpec, ms: list[Measurement]) -> list[dict]:
+    w = spec.wl
     rows = []
-    for g in spec.groups:
-        row: dict = {"groups": g}
+    for g in spec.levels:
+        row: dict = {"level": g}
         for side in ("A", "B"):
             sel = _by(ms, side, g)
             if not sel:
                 continue
-            entry = {}
-            for key in ("time", "busy", "sched", "idle", "wake", "steal",
-                        "newidle_lb", "newidle_gained"):
+            entry: dict = {}
+            for key in SUMMARY_KEYS:
                 s = stats.summarize([getattr(m, key) for m in sel])
                 entry[key] = {"mean": s.mean, "stdev": s.stdev, "ci95": s.ci95, "n": s.n}
+            for key in sel[0].metrics:
+                if key != w.metric:
+                    s = stats.summarize([m.metrics[key] for m in sel])
+                    entry[key] = {"mean": s.mean, "stdev": s.stdev, "ci95": s.ci95, "n": s.n}
+            entry["cost"] = _cost(sel)
             row[side] = entry
-        a = [m.time for m in _by(ms, "A", g)]
-        b = [m.time for m in _by(ms, "B", g)]
+        a = [m.value for m in _by(ms, "A", g)]
+        b = [m.value for m in _by(ms, "B", g)]
         if a and b:
-            r = stats.ratio(a, b)   # time A / time B
-            w = stats.welch(a, b)
+            # speedup > 0 means B is better: less time, or more throughput.
+            r = stats.ratio(b, a) if w.higher_better else stats.ratio(a, b)
+            p = stats.welch(a, b).p
             row["speedup_pct"] = {"value": (r.value - 1) * 100, "low": (r.low - 1) * 100,
-                                  "high": (r.high - 1) * 100, "welch_p": w.p}
+                                  "high": (r.high - 1) * 100, "welch_p": p,
+                                  "significant": bool(p < 0.05)}
         rows.append(row)
     return rows
 
@@ -67,33 +95,67 @@ def _num(x: float) -> str:
     return f"{x:.0f}" if abs(x) >= 100 else f"{x:.1f}"
 
 
+def _us(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1000:.1f}"
+
+
 def table(spec: BenchSpec, rows: list[dict]) -> str:
+    w = spec.wl
     out = []
+    lvl = {"groups": "grps", "threads": "thr", "messengers": "msgr"}.get(w.level, w.level[:5])
+    head0 = f"{lvl:>5} {w.metric + ' (' + w.unit + ')':>19} {'%busy':>13} {'sched':>7} " \
+            f"{'idle':>7} {'wake':>7} {'nidle':>6} {'steal':>6}"
     for side in ("A", "B"):
         s = spec.side(side)
         out.append(f"{side}: {s.name}")
-        head = f"{'grps':>4} {'time':>17} {'%busy':>13} {'sched':>8} {'idle':>8} {'wake':>8} {'steal':>7}"
-        if side == "B":
-            head += "  %speedup [95% CI]"
-        out.append(head)
+        out.append(head0 + ("  %speedup [95% CI]" if side == "B" else ""))
         for row in rows:
             e = row.get(side)
             if not e:
                 continue
-            t = f"{e['time']['mean']:.3f} ± {e['time']['ci95']:.3f}"
+            v = f"{e['value']['mean']:.3f} ± {e['value']['ci95']:.3f}" if e['value']['mean'] < 1000 \
+                else f"{e['value']['mean']:.0f} ± {e['value']['ci95']:.0f}"
             b = f"{e['busy']['mean']:.1f} ± {e['busy']['ci95']:.1f}"
-            line = (f"{row['groups']:>4} {t:>17} {b:>13}"
-                    f" {_num(e['sched']['mean']):>8} {_num(e['idle']['mean']):>8}"
-                    f" {_num(e['wake']['mean']):>8} {_num(e['steal']['mean']):>7}")
+            line = (f"{row['level']:>5} {v:>19} {b:>13}"
+                    f" {_num(e['sched']['mean']):>7} {_num(e['idle']['mean']):>7}"
+                    f" {_num(e['wake']['mean']):>7} {_num(e['newidle_lb']['mean']):>6}"
+                    f" {_num(e['steal']['mean']):>6}")
             if side == "B" and "speedup_pct" in row:
                 sp = row["speedup_pct"]
-                star = " *" if sp["welch_p"] < 0.05 else ""
+                star = " *" if sp["significant"] else ""
                 line += f"  {sp['value']:.1f} [{sp['low']:.1f}, {sp['high']:.1f}]{star}"
             out.append(line)
         out.append("")
-    out.append(f"time in s (hackbench's own), mean ± 95% CI over {spec.reps} rep(s); "
-               "sched/idle/wake/steal: schedstat deltas per CPU; "
-               "%speedup = time A / time B - 1, [95% CI], * = Welch p < 0.05")
+    extra = [k for k in (rows[0].get("A") or {}) if k not in SUMMARY_KEYS and k != "cost"] \
+        if rows else []
+    if extra:
+        out.append(f"{lvl:>5} side " + " ".join(f"{k:>16}" for k in extra))
+        for row in rows:
+            for side in ("A", "B"):
+                e = row.get(side)
+                if e:
+                    out.append(f"{row['level']:>5} {side:>4} " + " ".join(
+                        f"{e[k]['mean']:>8.0f} ± {e[k]['ci95']:<5.0f}" for k in extra))
+        out.append("")
+    out.append(f"{'cost':>5} side {'tries/CPU':>9} {'us/try':>7} {'us/steal':>8} "
+               f"{'newidle us':>10} {'search %CPU':>11}")
+    for row in rows:
+        for side in ("A", "B"):
+            c = (row.get(side) or {}).get("cost")
+            if c:
+                share = "-" if c["search_share_pct"] is None else f"{c['search_share_pct']:.3f}"
+                out.append(f"{row['level']:>5} {side:>4} {c['attempts_per_cpu']:>9.1f} "
+                           f"{_us(c['ns_per_attempt']):>7} {_us(c['ns_per_steal']):>8} "
+                           f"{_us(c['newidle_cost_ns']):>10} {share:>11}")
+    out.append("")
+    better = "higher" if w.higher_better else "lower"
+    out.append(f"{w.metric} ({w.unit}, {better} is better; {w.name}'s own), mean ± 95% CI "
+               f"over {spec.reps} rep(s); sched/idle/wake/steal: schedstat deltas per CPU, "
+               "nidle = newidle balances per CPU; %speedup = B better than A by, [95% CI], "
+               "* = Welch p < 0.05; cost: steal attempts per CPU and run, mean time per "
+               "attempt and per successful steal (schedstat steal_time), newidle = newidle "
+               "balance's own cost estimate (debugfs max_newidle_lb_cost summed over domains, "
+               "a decaying max), search %CPU = steal_time / CPU time")
     return "\n".join(out) + "\n"
 
 
@@ -109,7 +171,10 @@ def metadata(spec: BenchSpec, preset: str, build_meta: dict, qemu: str, guest: d
         "tree_dirty": tree.get("dirty"),
         "series": tree.get("series"), "series_sha256": tree.get("series_sha256"),
         "qemu_version": qemu, "host": host_info(), "preset": preset,
-        "hackbench": {"loops": spec.loops, "groups": spec.groups, "args": spec.hackbench_args},
+        "workload": {"name": spec.workload, "metric": spec.wl.metric, "unit": spec.wl.unit,
+                     "higher_better": spec.wl.higher_better, spec.wl.size_name: spec.size,
+                     spec.wl.level: spec.levels, "command": spec.command(spec.levels[0]),
+                     "extra_args": spec.extra_args},
         "reps": spec.reps, "alternate": spec.alternate, "warmup": spec.warmup,
         "A": list(spec.a.features), "B": list(spec.b.features), "guest": guest,
     }
@@ -128,24 +193,25 @@ def plot(spec: BenchSpec, rows: list[dict], path: Path, title: str) -> bool:
         rs = [r for r in rows if side in r]
         if not rs:
             continue
-        g = [r["groups"] for r in rs]
+        g = [r["level"] for r in rs]
         label = f"{side}: {spec.side(side).name}"
-        ax1.errorbar(g, [r[side]["time"]["mean"] for r in rs],
-                     yerr=[r[side]["time"]["ci95"] for r in rs], marker=marker, capsize=3,
+        ax1.errorbar(g, [r[side]["value"]["mean"] for r in rs],
+                     yerr=[r[side]["value"]["ci95"] for r in rs], marker=marker, capsize=3,
                      label=label)
         ax2.errorbar(g, [r[side]["busy"]["mean"] for r in rs],
                      yerr=[r[side]["busy"]["ci95"] for r in rs], marker=marker, capsize=3,
                      label=label)
-    ax1.set_xlabel("hackbench groups")
-    ax1.set_ylabel("time (s)")
-    ax1.set_title("hackbench time (lower is better)")
-    ax2.set_xlabel("hackbench groups")
+    w = spec.wl
+    ax1.set_xlabel(f"{w.name} {w.level}")
+    ax1.set_ylabel(f"{w.metric} ({w.unit})")
+    ax1.set_title(f"{w.name} {w.metric} ({'higher' if w.higher_better else 'lower'} is better)")
+    ax2.set_xlabel(f"{w.name} {w.level}")
     ax2.set_ylabel("%busy")
     ax2.set_title("CPU busy")
     ax1.set_ylim(bottom=0)
     ax2.set_ylim(0, 105)
     for ax in (ax1, ax2):
-        ax.set_xticks(spec.groups)
+        ax.set_xticks(spec.levels)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(title, fontsize=9)
@@ -160,9 +226,12 @@ def write(name: str, outdir: Path, spec: BenchSpec, ms: list[Measurement], meta:
     outdir.mkdir(parents=True, exist_ok=True)
     rows = summarize(spec, ms)
     text = table(spec, rows)
+    w = spec.wl
+    host = meta.get("host") or {}
     header = (f"# {name}: preset {meta.get('preset')}, Debian {meta.get('debian_package')} "
-              f"{meta.get('debian_version')}, hackbench -l {spec.loops} "
-              f"{' '.join(spec.hackbench_args)}, {meta.get('date')}\n")
+              f"{meta.get('debian_version')}, {w.name} {w.size_name} {spec.size} "
+              f"{' '.join(spec.extra_args)}, host {host.get('cores')} cores, "
+              f"{meta.get('date')}\n")
     paths = {"json": outdir / f"{name}.json", "txt": outdir / f"{name}.txt",
              "png": outdir / f"{name}.png"}
     paths["txt"].write_text(header + text)

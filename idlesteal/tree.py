@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import paths
 from .source import SourceInfo
-from .util import HarnessError, log, output, run
+from .util import HarnessError, log, run
 
 BASE_TAG = "base"
 IDENT_NAME = "idlesteal"

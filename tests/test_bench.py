@@ -10,7 +10,7 @@ DATA = Path(__file__).parent / "data"
 
 def spec(**kw) -> bench.BenchSpec:
     base = dict(a=bench.Side("A", ("NO_NI_RANDOM",)), b=bench.Side("B", ("NI_RANDOM",)),
-                groups=[1, 2], loops=10, reps=2)
+                levels=[1, 2], size=10, reps=2)
     base.update(kw)
     return bench.BenchSpec(**base)
 
@@ -25,7 +25,7 @@ def test_parse_features():
 def test_plan_interleaves_and_alternates():
     runs = bench.plan(spec())
     assert runs[0].warmup
-    order = [(r.rep, r.groups, r.side) for r in runs if not r.warmup]
+    order = [(r.rep, r.level, r.side) for r in runs if not r.warmup]
     assert order == [(0, 1, "A"), (0, 1, "B"), (0, 2, "A"), (0, 2, "B"),
                      (1, 1, "B"), (1, 1, "A"), (1, 2, "B"), (1, 2, "A")]
     fixed = bench.plan(spec(alternate=False, warmup=0))
@@ -33,14 +33,15 @@ def test_plan_interleaves_and_alternates():
 
 
 def test_script_sets_features_and_snapshots():
-    s = spec(hackbench_args=["-T"])
+    s = spec(extra_args=["-f", "5"])
     runs = bench.plan(s)
     text = bench.script(s, runs)
     assert text.count("set_features NO_NI_RANDOM") == 4 + 1   # + warm-up (side A)
     assert text.count("set_features NI_RANDOM") == 4
-    assert "hackbench -g 2 -l 10 -T 2>&1 || fail" in text
+    assert "hackbench -g 2 -l 10 -f 5 2>&1 || fail" in text
     for r in runs:
-        for part in ("schedstat.before", "stat.before", "hackbench", "stat.after", "schedstat.after"):
+        for part in ("schedstat.before", "stat.before", "output", "stat.after", "schedstat.after",
+                     "newidle_cost"):
             assert f"section {r.tag}.{part}\n" in text
     assert "section topology" in text
 
@@ -59,7 +60,11 @@ def fake_sections(s: bench.BenchSpec, runs, times) -> dict:
         out[f"{r.tag}.schedstat.after"] = sa
         out[f"{r.tag}.stat.before"] = pb
         out[f"{r.tag}.stat.after"] = pa
-        out[f"{r.tag}.hackbench"] = hb.replace("Time: 131.669", f"Time: {times(r)}")
+        out[f"{r.tag}.output"] = hb.replace("Time: 131.669", f"Time: {times(r)}")
+        out[f"{r.tag}.newidle_cost"] = (
+            "/sys/kernel/debug/sched/domains/cpu0/domain0/max_newidle_lb_cost 3000\n"
+            "/sys/kernel/debug/sched/domains/cpu0/domain1/max_newidle_lb_cost 5000\n"
+            "/sys/kernel/debug/sched/domains/cpu1/domain0/max_newidle_lb_cost 2000\n")
     return out
 
 
@@ -70,10 +75,11 @@ def test_collect_and_report(tmp_path: Path):
     ms = bench.collect(s, runs, secs)
     assert len(ms) == 8
     m = ms[0]
-    assert m.time == pytest.approx(2.0) and m.side == "A"
+    assert m.value == pytest.approx(2.0) and m.side == "A" and m.metrics == {"time": m.value}
     assert 0 < m.busy <= 100 and m.sched > 0 and m.wake > 0 and m.steal == 0
+    assert m.newidle_cost_ns == pytest.approx((8000 + 2000) / 2) and m.cpu_ns > 0
     rows = report.summarize(s, ms)
-    assert [r["groups"] for r in rows] == [1, 2]
+    assert [r["level"] for r in rows] == [1, 2]
     assert rows[0]["speedup_pct"]["value"] == pytest.approx((2.005 / 1.605 - 1) * 100)
     text = report.table(s, rows)
     assert "grps" in text and "%speedup" in text and "A: NO_NI_RANDOM" in text
@@ -98,6 +104,40 @@ def test_missing_time_is_an_error():
     s = spec()
     runs = bench.plan(s)
     secs = fake_sections(s, runs, lambda r: 1.0)
-    secs[runs[1].tag + ".hackbench"] = "Segmentation fault\n"
+    secs[runs[1].tag + ".output"] = "Segmentation fault\n"
     with pytest.raises(bench.BenchParseError, match="no 'Time:'"):
         bench.collect(s, runs, secs)
+
+
+def test_throughput_speedup_is_b_over_a():
+    s = spec(workload="wakelat")
+    runs = bench.plan(s)
+    secs = fake_sections(s, runs, lambda r: 1.0)
+    for r in runs:
+        rps = 100.0 if r.side == "A" else 125.0 + r.rep
+        secs[f"{r.tag}.output"] = (
+            'RESULT {"messengers": 1, "workers": 4, "work_us": 100, "seconds": 5.0, '
+            f'"requests": 500, "rps": {rps}, "lat_p50_us": 80, "lat_p99_us": 900, '
+            '"lat_p999_us": 2000, "lat_max_us": 3000, "samples": 500, "stalled": false}\n')
+    ms = bench.collect(s, runs, secs)
+    assert ms[0].value == 100.0 and ms[0].metrics["p99_us"] == 900
+    rows = report.summarize(s, ms)
+    assert rows[0]["speedup_pct"]["value"] == pytest.approx(25.5)
+    text = report.table(s, rows)
+    assert "rps (req/s)" in text and "p99_us" in text and "higher is better" in text
+
+
+def test_cost_columns_from_steal_counters():
+    ms = [bench.Measurement(i, i, 1, "B", ["STEAL"], 1.0, {"time": 1.0}, 50.0, 1, 1, 1,
+                            steal=2.0, steal_fail=6.0, steal_ns=8000.0, newidle_lb=1,
+                            newidle_gained=0, newidle_cost_ns=4000.0, cpu_ns=1e9)
+          for i in range(2)]
+    c = report._cost(ms)
+    assert c["attempts_per_cpu"] == 8.0
+    assert c["ns_per_attempt"] == 1000.0 and c["ns_per_steal"] == 4000.0
+    assert c["newidle_cost_ns"] == 4000.0
+    assert c["search_share_pct"] == pytest.approx(100 * 16000 / 2e9)
+    none = report._cost([bench.Measurement(0, 0, 1, "A", [], 1.0, {}, 50.0, 1, 1, 1, 0.0, 0.0,
+                                           0.0, 1, 0, 0.0, 1e9)])
+    assert none["ns_per_attempt"] is None and none["newidle_cost_ns"] is None
+

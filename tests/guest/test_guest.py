@@ -50,14 +50,14 @@ def test_debugfs_and_cgroup_mounted(smoke):
 
 def test_ab_machinery_two_settings(guest, tmp_path):
     spec = bench.BenchSpec(a=bench.Side("A", ("NO_NI_RANDOM",)), b=bench.Side("B", ("NI_RANDOM",)),
-                           groups=[1, 2], loops=20, reps=2, warmup=0)
+                           levels=[1, 2], size=20, reps=2, warmup=0)
     runs = bench.plan(spec)
     res = vm.run_script(bench.script(spec, runs), topology.get("2x2x2"), guest.kernel,
                         guest.initrd, timeout=600, name="ab-test")
     ms = bench.collect(spec, runs, res.sections)
-    assert sorted((m.groups, m.side) for m in ms) == sorted(
+    assert sorted((m.level, m.side) for m in ms) == sorted(
         [(g, s) for g in (1, 2) for s in "AB"] * 2)
-    assert all(m.time > 0 and 0 < m.busy <= 100 and m.sched > 0 for m in ms)
+    assert all(m.value > 0 and 0 < m.busy <= 100 and m.sched > 0 for m in ms)
     assert "NO_NI_RANDOM" in res.sections[f"{runs[0].tag}.features"].split()
     out = report.write("ab-test", tmp_path, spec, ms, {"preset": "2x2x2"})
     assert "%speedup" in out["table"]

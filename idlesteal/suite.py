@@ -1,0 +1,155 @@
+"""The benchmark suite: which workload runs on which preset at which levels.
+
+configs/bench.suite has one entry per line:
+
+    <preset> <workload> <levels> [size]      # comment
+
+Every entry is one boot with an A/B sweep (idlesteal bench) written to
+results/<preset>-<workload>.{txt,json,png}.  summarize() then reads those
+JSON files back and writes results/summary.{txt,json}: one line per preset,
+workload and level with both sides' means, the difference with its 95%
+interval and significance, %busy, steals and the steal cost.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import paths, topology, workload
+from .util import HarnessError
+
+
+@dataclass(frozen=True)
+class Entry:
+    preset: str
+    workload: str
+    levels: list[int]
+    size: int            # 0: the workload's default
+
+    @property
+    def name(self) -> str:
+        return f"{self.preset}-{self.workload}"
+
+
+def default_file() -> Path:
+    return paths.configs_dir() / "bench.suite"
+
+
+def parse(text: str, where: str = "suite") -> list[Entry]:
+    entries = []
+    for n, line in enumerate(text.splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) not in (3, 4):
+            raise HarnessError(f"{where}:{n}: want '<preset> <workload> <levels> [size]', "
+                               f"got {line.strip()!r}")
+        preset, wname, levels = words[:3]
+        topology.get(preset)          # unknown names fail here, with the list
+        workload.get(wname)
+        try:
+            lv = [int(x) for x in levels.split(",")]
+            size = int(words[3]) if len(words) == 4 else 0
+        except ValueError:
+            raise HarnessError(f"{where}:{n}: levels and size must be integers: "
+                               f"{line.strip()!r}") from None
+        if not lv or min(lv) < 1 or size < 0:
+            raise HarnessError(f"{where}:{n}: levels must be >= 1 and size >= 0")
+        entries.append(Entry(preset, wname, lv, size))
+    if not entries:
+        raise HarnessError(f"{where}: no entries")
+    return entries
+
+
+def load(path: Path | None = None) -> list[Entry]:
+    path = path or default_file()
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise HarnessError(f"cannot read the suite file: {e}") from None
+    return parse(text, str(path))
+
+
+def select(entries: list[Entry], presets: str = "", workloads: str = "") -> list[Entry]:
+    """Entries whose preset and workload are in the comma-separated filters."""
+    ps = {p for p in presets.split(",") if p}
+    ws = {w for w in workloads.split(",") if w}
+    for w in ws:
+        workload.get(w)
+    out = [e for e in entries if (not ps or e.preset in ps) and (not ws or e.workload in ws)]
+    if not out:
+        raise HarnessError(f"no suite entry matches presets={presets!r} workloads={workloads!r}")
+    return out
+
+
+def _fmt(x: float | None, digits: int = 1) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def summary_rows(entries: list[Entry], outdir: Path) -> tuple[list[dict], list[str]]:
+    """Rows for every level of every entry whose result JSON exists; and the
+    names of the entries that have none yet."""
+    rows, missing = [], []
+    for e in entries:
+        f = outdir / f"{e.name}.json"
+        if not f.exists():
+            missing.append(e.name)
+            continue
+        data = json.loads(f.read_text())
+        meta = data.get("meta", {})
+        wmeta = meta.get("workload", {})
+        for r in data.get("summary", []):
+            a, b, sp = r.get("A"), r.get("B"), r.get("speedup_pct")
+            if not (a and b and sp):
+                continue
+            rows.append({
+                "preset": e.preset, "workload": e.workload, "level": r["level"],
+                "metric": wmeta.get("metric"), "unit": wmeta.get("unit"),
+                "a": a["value"]["mean"], "a_ci": a["value"]["ci95"],
+                "b": b["value"]["mean"], "b_ci": b["value"]["ci95"],
+                "speedup": sp["value"], "low": sp["low"], "high": sp["high"],
+                "p": sp["welch_p"], "significant": sp["welch_p"] < 0.05,
+                "busy_a": a["busy"]["mean"], "busy_b": b["busy"]["mean"],
+                "steal_b": b["steal"]["mean"],
+                "us_per_try": (b["cost"]["ns_per_attempt"] or 0) / 1000
+                if b.get("cost", {}).get("ns_per_attempt") else None,
+                "newidle_us": (b["cost"]["newidle_cost_ns"] or 0) / 1000
+                if b.get("cost", {}).get("newidle_cost_ns") else None,
+                "reps": a["value"]["n"], "date": meta.get("date"),
+                "host_cores": (meta.get("host") or {}).get("cores"),
+                "series_sha256": meta.get("series_sha256"),
+            })
+    return rows, missing
+
+
+def summary_table(rows: list[dict], missing: list[str]) -> str:
+    out = [f"{'preset':<7} {'workload':<22} {'lvl':>4} {'A (NO_STEAL)':>16} "
+           f"{'B (STEAL)':>16} {'%speedup [95% CI]':>24} {'%busy A>B':>11} {'steal':>6} "
+           f"{'us/try':>6} {'nidle us':>8}"]
+    for r in rows:
+        unit = r["unit"] or ""
+        out.append(
+            f"{r['preset']:<7} {r['workload']:<22} {r['level']:>4} "
+            f"{r['a']:>9.3g} {unit:<6} {r['b']:>9.3g} {unit:<6} "
+            f"{r['speedup']:>7.1f} [{r['low']:6.1f},{r['high']:6.1f}]{'*' if r['significant'] else ' '} "
+            f"{r['busy_a']:>5.1f}>{r['busy_b']:<5.1f} {r['steal_b']:>6.1f} "
+            f"{_fmt(r['us_per_try']):>6} {_fmt(r['newidle_us']):>8}")
+    out.append("")
+    out.append("A/B in one boot per line group, means over the repetitions; %speedup > 0: "
+               "STEAL better (less time, or more req/s); * = Welch p < 0.05; steal = steals "
+               "per CPU per run; us/try = mean cost of a steal attempt; nidle us = newidle "
+               "balance's cost estimate (max_newidle_lb_cost, summed over domains)")
+    if missing:
+        out.append("not run yet: " + ", ".join(missing))
+    return "\n".join(out) + "\n"
+
+
+def write_summary(entries: list[Entry], outdir: Path) -> tuple[str, Path, Path]:
+    rows, missing = summary_rows(entries, outdir)
+    text = summary_table(rows, missing)
+    txt, js = outdir / "summary.txt", outdir / "summary.json"
+    outdir.mkdir(parents=True, exist_ok=True)
+    txt.write_text(text)
+    js.write_text(json.dumps({"rows": rows, "missing": missing}, indent=2) + "\n")
+    return text, txt, js
