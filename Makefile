@@ -1,4 +1,4 @@
-# idlesteal: see README.md.  `make test` = unit + guest tests, `make bench` = A/B hackbench,
+# idlesteal: see README.md.  `make test` = unit + guest tests, `make bench` = A/B suite,
 # `make stress` = debug kernel (KASAN, lockdep) under hotplug/cpuset/throttling/feature churn.
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -16,6 +16,7 @@ PIP = $(PYTHON) -m pip install -q $$($(PYTHON) -m pip install --help | grep -q -
 	echo --break-system-packages)
 
 PRESET ?= 2x2x2
+WORKLOAD ?= hackbench
 GROUPS ?= 1,2,4
 LOOPS ?= 500
 REPS ?= 3
@@ -38,8 +39,8 @@ ASYM_RUNS ?= 3
 ASYM_BOOTS ?= 2
 ASYM_ARGS ?=
 
-.PHONY: deps unit test guest-test kernel prepare image bench bench-one stress stress-short export \
-	check-series clean-runs kernel-arm64 bench-asym
+.PHONY: deps unit test guest-test kernel prepare image bench bench-dd bench-one reference stress \
+	stress-short export check-series clean-runs kernel-arm64 bench-asym
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -71,40 +72,60 @@ kernel:
 image:
 	$(IDLESTEAL) image
 
-# `make bench`: the A/B suite, STEAL vs NO_STEAL in the same boot on each
-# preset, then the STEAL x DELAY_DEQUEUE matrix at heavy overload (tasks >> CPUs).
-# Results: results/<preset>-hackbench.{txt,json,png}, results/dd-*.{txt,json,png}.
+# `make bench`: the A/B suite of configs/bench.suite (STEAL vs NO_STEAL in the
+# same boot, interleaved, BENCH_REPS repetitions; hackbench process/thread x
+# socket/pipe, perf bench sched messaging, sysbench threads/mutex, wakelat on
+# 1x1x2, 2x2x2, 2x4x2), then the STEAL x DELAY_DEQUEUE matrix at heavy
+# overload (tasks >> CPUs).  Results: results/<preset>-<workload>.{txt,json,png},
+# results/summary.txt, results/dd-*.{txt,json,png}.
+# Subsets: make bench SUITE_PRESETS=2x2x2 SUITE_WORKLOADS=hackbench,wakelat
 BENCH_VARIANT ?= steal
 BENCH_REPS ?= 5
-BENCH_PRESETS ?= 1x1x2:1,2,4,8:200 2x2x2:1,2,4,8:200 2x4x2:2,4,8,16:100
+SUITE_PRESETS ?=
+SUITE_WORKLOADS ?=
 DD_PRESET ?= 2x2x2
 DD_GROUPS ?= 16
 DD_LOOPS ?= 100
+DD_REPS ?= 5
 
 bench:
-	@set -e; for spec in $(BENCH_PRESETS); do \
-		preset=$${spec%%:*}; rest=$${spec#*:}; groups=$${rest%%:*}; loops=$${rest#*:}; \
-		$(IDLESTEAL) bench --variant $(BENCH_VARIANT) --preset $$preset --groups $$groups \
-			--loops $$loops --reps $(BENCH_REPS) --a NO_STEAL --b STEAL \
-			--name $$preset-hackbench $(BENCH_ARGS); \
-	done
+	$(IDLESTEAL) kernel --variant $(BENCH_VARIANT)
+	$(IDLESTEAL) suite --variant $(BENCH_VARIANT) --no-build --reps $(BENCH_REPS) \
+		$(if $(SUITE_PRESETS),--presets $(SUITE_PRESETS)) \
+		$(if $(SUITE_WORKLOADS),--workloads $(SUITE_WORKLOADS)) $(BENCH_ARGS)
+	$(MAKE) --no-print-directory bench-dd
+
+bench-dd:
 	@set -e; for dd in DELAY_DEQUEUE NO_DELAY_DEQUEUE; do \
 		$(IDLESTEAL) bench --variant $(BENCH_VARIANT) --no-build --preset $(DD_PRESET) \
-			--groups $(DD_GROUPS) --loops $(DD_LOOPS) --reps $(BENCH_REPS) \
+			--levels $(DD_GROUPS) --size $(DD_LOOPS) --reps $(DD_REPS) \
 			--a "NO_STEAL $$dd" --b "STEAL $$dd" --name dd-$$dd $(BENCH_ARGS); \
 	done
+
+# The guest config against a distro-like one (defconfig + kvm_guest.config),
+# same source, same preset, one boot per sample: results/kernels-*.txt.
+reference:
+	$(IDLESTEAL) kernels --variants steal,reference --preset 2x2x2 --workload hackbench \
+		--level 1 --size 2000 --boots 3
 
 # One A/B sweep with your own settings (the harness's original `make bench`).
 bench-one:
 	$(IDLESTEAL) bench --variant $(VARIANT) --preset $(PRESET) --groups $(GROUPS) \
-		--loops $(LOOPS) --reps $(REPS) --a "$(A)" --b "$(B)" $(BENCH_ARGS)
+		--levels $(GROUPS) --size $(LOOPS) --reps $(REPS) --a "$(A)" --b "$(B)" \
+		--workload $(WORKLOAD) $(BENCH_ARGS)
 
 kernel-arm64:
 	$(IDLESTEAL) kernel --variant arm64
 
+# Concurrent wakers (placement -W): the wakeups race in select_idle_capacity(),
+# which is what the stable idle-core patch is about.
+ASYM_SPIN ?= 30
+ASYM_IDLE ?= 5
+
 bench-asym:
 	$(IDLESTEAL) asym-bench --preset $(ASYM_PRESET) --rounds $(ASYM_ROUNDS) --runs $(ASYM_RUNS) \
-		--boots $(ASYM_BOOTS) $(ASYM_ARGS)
+		--boots $(ASYM_BOOTS) --wakers --spin $(ASYM_SPIN) --idle $(ASYM_IDLE) \
+		--name $(ASYM_PRESET)-wakers $(ASYM_ARGS)
 
 stress:
 	$(IDLESTEAL) stress --preset $(STRESS_PRESETS) --seconds $(STRESS_SECONDS) $(STRESS_ARGS)

@@ -62,6 +62,10 @@ class AsymPreset:
     def big_cpus(self) -> list[int]:
         return list(range(self.big * self.threads))
 
+    def waker_cpus(self) -> list[int]:
+        """One CPU per little core: where placement -W pins its wakers."""
+        return [(self.big + i) * self.threads for i in range(self.little)]
+
     def dmips(self) -> dict[int, int]:
         return {c: self.big_dmips if c < self.big * self.threads else self.little_dmips
                 for c in range(self.ncpus)}
@@ -342,9 +346,11 @@ def kernels(build_them: bool = True, verbose: bool = False) -> dict[str, Kernel]
 # ---------------------------------------------------------------- scripts
 
 def smoke_script(preset: AsymPreset, threads: int, rounds: int, spin_ms: float = 5,
-                 idle_ms: float = 20, flip_features: bool = True) -> str:
+                 idle_ms: float = 20, flip_features: bool = True,
+                 wakers: list[int] | None = None) -> str:
     """Topology + one short placement run (+ sched_feat flips meanwhile,
-    i.e. static key patching under multi-threaded TCG)."""
+    i.e. static key patching under multi-threaded TCG); with `wakers`, a
+    second short run with concurrent wakers on those CPUs."""
     flips = ""
     if flip_features:
         flips = ("(for i in 1 2 3 4 5 6 7 8 9 10; do echo NO_TTWU_QUEUE > "
@@ -354,18 +360,21 @@ def smoke_script(preset: AsymPreset, threads: int, rounds: int, spin_ms: float =
             f"section placement\n{flips}"
             f"placement -n {threads} -r {rounds} -s {spin_ms:g} -i {idle_ms:g} || fail placement\n"
             "wait\n"
-            "section features\ncat /sys/kernel/debug/sched/features\n"
+            + (f"section placement-wakers\nplacement -n {threads} -r {rounds} -s 10 -i 5 "
+               f"-W {','.join(map(str, wakers))} || fail 'placement -W'\n" if wakers else "")
+            + "section features\ncat /sys/kernel/debug/sched/features\n"
             "section uname\nuname -a\n")
 
 
 def bench_script(threads: list[int], rounds: int, runs: int, spin_ms: float,
-                 idle_ms: float) -> str:
+                 idle_ms: float, wakers: list[int] | None = None) -> str:
     lines = [f"section topology\n{GUEST_SNIPPET.strip()}", "section meta", "uname -a",
              "sleep 2"]
+    w = f" -W {','.join(map(str, wakers))}" if wakers else ""
     for r in range(runs):
         for n in threads:
             lines += [f"section place.n{n}.r{r}",
-                      f"placement -n {n} -r {rounds} -s {spin_ms:g} -i {idle_ms:g} "
+                      f"placement -n {n} -r {rounds} -s {spin_ms:g} -i {idle_ms:g}{w} "
                       "|| fail placement"]
     lines += ["section schedstat", "cat /proc/schedstat"]
     return "\n".join(lines) + "\n"
@@ -378,17 +387,24 @@ def results_dir() -> Path:
 def bench(preset_name: str = DEFAULT_PRESET, threads: list[int] | None = None,
           rounds: int = 200, runs: int = 3, boots: int = 2, spin_ms: float = 5,
           idle_ms: float = 20, build_them: bool = True, name: str | None = None,
-          outdir: Path | None = None) -> dict:
+          outdir: Path | None = None, concurrent: bool = False) -> dict:
     """Boot each kernel `boots` times (alternating), run placement `runs`
-    times per thread count per boot; write results/asym/<name>.{json,txt}."""
+    times per thread count per boot; write results/asym/<name>.{json,txt}.
+
+    concurrent: placement -W with one waker per thread on the little cores
+    (wakeups selected at the same instant on different CPUs, previous CPU
+    busy); default thread count then the number of big cores."""
     preset = get(preset_name)
-    threads = threads or [preset.big, preset.cores]
+    wakers = preset.waker_cpus() if concurrent else None
+    if concurrent and not wakers:
+        raise HarnessError(f"{preset.name} has no little cores for the wakers")
+    threads = threads or ([preset.big] if concurrent else [preset.big, preset.cores])
     ks = kernels(build_them)
     initrd = image.build_base("arm64")
     order = ["without", "with"]
     samples: dict[str, dict[int, list[dict]]] = {k: {n: [] for n in threads} for k in ks}
     guests: list[dict] = []
-    script = bench_script(threads, rounds, runs, spin_ms, idle_ms)
+    script = bench_script(threads, rounds, runs, spin_ms, idle_ms, wakers)
     t0 = time.monotonic()
     for b in range(boots):
         for label in (order if b % 2 == 0 else order[::-1]):
@@ -410,6 +426,7 @@ def bench(preset_name: str = DEFAULT_PRESET, threads: list[int] | None = None,
     rows = summarize(samples, rounds)
     meta = {"preset": preset.describe(), "rounds": rounds, "runs_per_boot": runs,
             "boots_per_kernel": boots, "spin_ms": spin_ms, "idle_ms": idle_ms,
+            "wakers": wakers or [],
             "kernels": {k: {"commit": v.commit, "image": str(v.image)} for k, v in ks.items()},
             "patch": PATCH_SUBJECT, "qemu": vm.qemu_version(), "qemu_cpu": QEMU_CPU,
             "cross_gcc": cross.toolchain_version(), "guests": guests,
@@ -458,7 +475,9 @@ def table(rows: list[dict], meta: dict) -> str:
     out = [f"placement, {meta['preset']}",
            f"{meta['rounds']} rounds per run, {meta['runs_per_boot']} runs per boot, "
            f"{meta['boots_per_kernel']} boots per kernel (alternating); spin "
-           f"{meta['spin_ms']:g} ms, idle {meta['idle_ms']:g} ms",
+           f"{meta['spin_ms']:g} ms, idle {meta['idle_ms']:g} ms; "
+           + (f"concurrent wakers on CPUs {','.join(map(str, meta['wakers']))} (placement -W)"
+              if meta.get("wakers") else "one FUTEX_WAKE broadcast releases all threads"),
            f"without = {meta['kernels']['without']['commit'][:12]} (series before the patch), "
            f"with = {meta['kernels']['with']['commit'][:12]}",
            "stacked = rounds (of each run) right after the wakeup in which one core held two "

@@ -1,14 +1,16 @@
 """The `idlesteal` command: fetch, prepare, kernel, check-series, image,
-presets, boot, bench, suite, stress, export, asym-boot, asym-bench."""
+presets, boot, bench, suite, kernels, stress, export, asym-boot, asym-bench."""
 from __future__ import annotations
 
 import argparse
+import json
+import shlex
 import sys
 import time
 from pathlib import Path
 
-from . import (asym, bench, build, image, paths, report, source, stress, suite, topology,
-               tree, vm, workload)
+from . import (asym, bench, build, image, paths, report, source, stats, stress, suite,
+               topology, tree, vm, workload)
 from .util import HarnessError, Stopwatch, log
 
 
@@ -183,6 +185,62 @@ def cmd_suite(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_kernels(a: argparse.Namespace) -> int:
+    """Same command on two kernel variants, one boot per sample, alternating."""
+    preset = topology.get(a.preset)
+    w = workload.get(a.workload)
+    variants = [v for v in a.variants.split(",") if v]
+    if len(variants) != 2:
+        raise HarnessError(f"--variants wants two variants, got {a.variants!r}")
+    if a.boots < 2:
+        raise HarnessError("--boots must be at least 2 (a spread needs two samples)")
+    kernels = {}
+    for v in variants:
+        if a.build:
+            do_prepare(a.force)
+            kernels[v] = do_kernel(v)
+        else:
+            kernels[v] = build.bzimage(v)
+    initrd = image.build_base(tools=(w.binary,) if w.binary in image.TOOLS else ())
+    cmd = w.argv(a.level, a.size or w.default_size)
+    script = ("section topology\n" + topology.GUEST_SNIPPET.strip() + "\n"
+              f"section output\n{shlex.join(cmd)} 2>&1 || fail '{w.name} failed'\n")
+    values: dict[str, list[float]] = {v: [] for v in variants}
+    runs = []
+    for b in range(a.boots):
+        for v in (variants if b % 2 == 0 else variants[::-1]):
+            res = vm.run_script(script, preset, kernels[v], initrd, timeout=a.timeout,
+                                name=f"kernels-{v}")
+            topology.verify(preset, res.sections.get("topology", ""))
+            x = w.parse(res.sections.get("output", ""))[w.metric]
+            values[v].append(x)
+            runs.append({"variant": v, "boot": b, w.metric: x, "run_dir": str(res.run_dir)})
+            log(f"  {v}: {w.metric} {x:g} {w.unit}")
+    va, vb = variants
+    r = stats.ratio(values[vb], values[va])
+    lines = [f"{shlex.join(cmd)} on {preset.name}, one boot per sample, {a.boots} per kernel, "
+             "alternating"]
+    for v in variants:
+        sm = stats.summarize(values[v])
+        lines.append(f"  {v:<12} {w.metric} {sm.mean:.3f} ± {sm.ci95:.3f} {w.unit} (95% CI)  "
+                     f"samples {', '.join(f'{x:.2f}' for x in values[v])}")
+    lines.append(f"  {vb}/{va} = {r.value:.3f} [{r.low:.3f}, {r.high:.3f}]")
+    text = "\n".join(lines) + "\n"
+    outdir = Path(a.outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    name = a.name or f"kernels-{preset.name}-{'-'.join(variants)}"
+    meta = {v: build.read_meta(v) for v in variants}
+    (outdir / f"{name}.txt").write_text(text)
+    (outdir / f"{name}.json").write_text(json.dumps(
+        {"command": cmd, "preset": preset.name, "values": values, "runs": runs,
+         "ratio": {"value": r.value, "low": r.low, "high": r.high}, "builds": meta,
+         "qemu_version": vm.qemu_version(), "host": report.host_info(),
+         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, indent=2) + "\n")
+    print(text, end="")
+    print(f"wrote {outdir / (name + '.txt')}")
+    return 0
+
+
 def cmd_stress(a: argparse.Namespace) -> int:
     presets = [p for p in a.preset.split(",") if p]
     for name in presets:
@@ -221,7 +279,8 @@ def cmd_asym_bench(a: argparse.Namespace) -> int:
         do_prepare(a.force)
     out = asym.bench(a.preset, [int(n) for n in a.threads.split(",")] if a.threads else None,
                      rounds=a.rounds, runs=a.runs, boots=a.boots, spin_ms=a.spin, idle_ms=a.idle,
-                     build_them=a.build, name=a.name, outdir=Path(a.outdir))
+                     build_them=a.build, name=a.name, outdir=Path(a.outdir),
+                     concurrent=a.wakers)
     print(out["table"], end="")
     print(f"wrote {out['txt']}, {out['json']}")
     return 0
@@ -325,6 +384,21 @@ def parser() -> argparse.ArgumentParser:
                     help="only rebuild results/summary.txt from the results there")
     sp.set_defaults(func=cmd_suite)
 
+    sp = sub.add_parser("kernels", help="one command on two kernel variants (alternating "
+                        "boots), e.g. the guest config against defconfig")
+    guest(sp)
+    sp.set_defaults(variant="")
+    sp.add_argument("--variants", default="steal,reference",
+                    help="two comma-separated variants (configs/variants)")
+    sp.add_argument("--workload", default="hackbench")
+    sp.add_argument("--level", type=int, default=1, help="load level (e.g. hackbench -g)")
+    sp.add_argument("--size", type=int, default=2000, help="work (e.g. hackbench -l)")
+    sp.add_argument("--boots", type=int, default=3, help="boots (samples) per kernel")
+    sp.add_argument("--timeout", type=float, default=900, help="guest timeout (s)")
+    sp.add_argument("--name", help="results/<name>.{txt,json}")
+    sp.add_argument("--outdir", default=str(paths.results_dir()))
+    sp.set_defaults(func=cmd_kernels)
+
     sp = sub.add_parser("stress", help="debug kernel under hotplug, domain rebuilds, "
                         "throttling, affinity and feature churn while message passing")
     guest(sp)
@@ -360,6 +434,9 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--boots", type=int, default=2, help="boots per kernel (alternating)")
     sp.add_argument("--spin", type=float, default=5, help="placement -s (ms)")
     sp.add_argument("--idle", type=float, default=20, help="placement -i (ms)")
+    sp.add_argument("--wakers", action="store_true",
+                    help="concurrent wakers on the little cores (placement -W), one per "
+                    "thread; threads default to the number of big cores")
     sp.add_argument("--name", help="results/asym/<name>.{json,txt}")
     sp.add_argument("--outdir", default=str(asym.results_dir()))
     sp.set_defaults(func=cmd_asym_bench)

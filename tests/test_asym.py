@@ -218,3 +218,12 @@ def test_arm64_init_uses_virtio_console_and_installs_applets():
     assert "out=/dev/hvc0" in text and "/dev/ttyS1" not in text
     assert text.index("busybox --install -s") < text.index("export PATH=")
     assert image.init_script() == image.INIT
+
+
+def test_concurrent_wakers_sit_on_the_little_cores():
+    p = asym.get("asym2b2l")
+    assert p.waker_cpus() == [4, 6]
+    assert not set(p.waker_cpus()) & set(p.big_cpus())
+    text = asym.bench_script([2], 10, 1, 30, 5, p.waker_cpus())
+    assert "placement -n 2 -r 10 -s 30 -i 5 -W 4,6 || fail placement" in text
+    assert "-W" not in asym.bench_script([2], 10, 1, 30, 5)

@@ -2,6 +2,7 @@
  * placement - does a burst of simultaneous wakeups spread over idle SMT cores?
  *
  * Usage: placement [-n THREADS] [-r ROUNDS] [-s SPIN_MS] [-i IDLE_MS]
+ *                  [-W WAKER_CPUS]
  *
  * Reads the SMT sibling groups of the online CPUs this process may use from
  * /sys/devices/system/cpu/cpuN/topology/thread_siblings_list (one group = one
@@ -19,6 +20,17 @@
  * fields apply the same rules to the CPUs at the end of the spin (after the
  * load balancer had SPIN_MS to fix things); "migrated" counts thread-rounds
  * whose CPU changed during the spin.  It measures and does not judge.
+ *
+ * With -W (concurrent wakers), the threads are not released by one
+ * broadcast from one CPU, which serializes the wakeups: thread i has its own
+ * waker thread, pinned to CPU i of WAKER_CPUS (cycling), and every waker
+ * spins until the same instant and then wakes its thread, so the wakeups'
+ * CPU selections run at the same time on different CPUs.  After its spin a
+ * thread parks itself on its waker's CPU (affinity to that CPU, then back
+ * to all), so its previous CPU is busy with the waker when it is woken and
+ * the wakeup goes through the idle-CPU scan instead of returning the
+ * previous CPU.  Give the wakers the little CPUs and a spin long enough
+ * that the threads' utilization does not fit them.
  *
  * Output: human-readable lines, then one line "RESULT {json}".
  * Exit: 0 (measured), 1 usage/system error or a round that never finished.
@@ -48,6 +60,13 @@ static long spin_ns = 5000000, idle_ns = 20000000;
 static int gen;				/* futex: round number being released */
 static int done;			/* futex: threads finished this round */
 static int *cpu_wake, *cpu_end;
+static cpu_set_t allowed_cpus;		/* the affinity we started with */
+
+/* -W: concurrent wakers */
+static int nwakers;			/* CPUs in waker_cpu[], 0 = broadcast mode */
+static int waker_cpu[CPU_SETSIZE];
+static int *run_word;			/* futex per thread: round it may run */
+static uint64_t go_at;			/* wakers wake their threads at this time */
 
 static uint64_t now_ns(void)
 {
@@ -122,6 +141,7 @@ static int read_topology(void)
 		perror("sched_getaffinity");
 		return -1;
 	}
+	allowed_cpus = allowed;
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
 		core_of[cpu] = -1;
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
@@ -155,22 +175,59 @@ static int read_topology(void)
 	return ncores ? 0 : -1;
 }
 
+static int pin_self(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one);
+}
+
 static void *thread_fn(void *arg)
 {
 	long i = (long)arg;
+	int *word = nwakers ? &run_word[i] : &gen;
 	int r;
 	uint64_t t;
 
 	for (r = 1; r <= rounds; r++) {
-		while (__atomic_load_n(&gen, __ATOMIC_ACQUIRE) < r)
-			futex_wait(&gen, r - 1);
+		while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < r)
+			futex_wait(word, r - 1);
 		cpu_wake[i] = sched_getcpu();	/* where the wakeup put us */
 		t = now_ns();
 		while (now_ns() < t + spin_ns)
 			;
 		cpu_end[i] = sched_getcpu();
+		/* Park on the waker's CPU: the next wakeup's previous CPU is busy. */
+		if (nwakers && (pin_self(waker_cpu[i % nwakers]) ||
+				sched_setaffinity(0, sizeof(allowed_cpus), &allowed_cpus))) {
+			perror("placement: sched_setaffinity");
+			exit(1);
+		}
 		if (__atomic_add_fetch(&done, 1, __ATOMIC_ACQ_REL) == nthreads)
 			futex_wake(&done, 1);
+	}
+	return NULL;
+}
+
+/* Waker i: at each round, spin until go_at, then wake thread i. */
+static void *waker_fn(void *arg)
+{
+	long i = (long)arg;
+	int r;
+
+	if (pin_self(waker_cpu[i % nwakers])) {
+		perror("placement: pinning a waker");
+		exit(1);
+	}
+	for (r = 1; r <= rounds; r++) {
+		while (__atomic_load_n(&gen, __ATOMIC_ACQUIRE) < r)
+			futex_wait(&gen, r - 1);
+		while (now_ns() < __atomic_load_n(&go_at, __ATOMIC_ACQUIRE))
+			;
+		__atomic_store_n(&run_word[i], r, __ATOMIC_RELEASE);
+		futex_wake(&run_word[i], 1);
 	}
 	return NULL;
 }
@@ -211,12 +268,14 @@ static void classify(const int *cpus, struct tally *t)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-n THREADS] [-r ROUNDS] [-s SPIN_MS] [-i IDLE_MS]\n"
+		"usage: %s [-n THREADS] [-r ROUNDS] [-s SPIN_MS] [-i IDLE_MS] [-W CPUS]\n"
 		"  -n THREADS  threads, at most the number of cores to be meaningful\n"
 		"              (default: number of cores, max %d)\n"
 		"  -r ROUNDS   rounds (default 100)\n"
 		"  -s SPIN_MS  spin after each wakeup, milliseconds (default 5)\n"
-		"  -i IDLE_MS  idle gap between rounds, milliseconds (default 20)\n",
+		"  -i IDLE_MS  idle gap between rounds, milliseconds (default 20)\n"
+		"  -W CPUS     concurrent wakers: thread i is woken by a waker pinned to\n"
+		"              the i-th CPU of this list (e.g. 4,6), all at one instant\n",
 		prog, MAX_THREADS);
 	exit(1);
 }
@@ -239,16 +298,24 @@ int main(int argc, char **argv)
 	unsigned long migrated = 0;
 	struct timespec idle;
 	pthread_attr_t attr;
-	pthread_t *tids;
+	pthread_t *tids, *wtids = NULL;
+	cpu_set_t wset;
 	uint64_t limit;
-	int opt, i, r, d, err;
+	int opt, i, r, d, err, cpu;
 
-	while ((opt = getopt(argc, argv, "n:r:s:i:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:s:i:W:")) != -1) {
 		switch (opt) {
 		case 'n': nthreads = num(optarg, 1, MAX_THREADS, argv[0]); break;
 		case 'r': rounds = num(optarg, 1, 10000000, argv[0]); break;
 		case 's': spin_ns = num(optarg, 0, 10000, argv[0]) * 1e6; break;
 		case 'i': idle_ns = num(optarg, 0, 10000, argv[0]) * 1e6; break;
+		case 'W':
+			if (parse_cpulist(optarg, &wset) || !CPU_COUNT(&wset))
+				usage(argv[0]);
+			for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+				if (CPU_ISSET(cpu, &wset))
+					waker_cpu[nwakers++] = cpu;
+			break;
 		default: usage(argv[0]);
 		}
 	}
@@ -265,11 +332,27 @@ int main(int argc, char **argv)
 	       spin_ns / 1e6, idle_ns / 1e6);
 	if (nthreads > ncores)
 		printf("note: more threads than cores, stacking is unavoidable\n");
+	for (i = 0; i < nwakers; i++) {
+		if (waker_cpu[i] >= CPU_SETSIZE || core_of[waker_cpu[i]] < 0) {
+			fprintf(stderr, "placement: waker CPU %d is not online and allowed\n",
+				waker_cpu[i]);
+			return 1;
+		}
+	}
+	if (nwakers) {
+		printf("concurrent wakers on CPUs");
+		for (i = 0; i < nwakers; i++)
+			printf(" %d", waker_cpu[i]);
+		printf("\n");
+	}
 
 	cpu_wake = calloc(nthreads, sizeof(int));
 	cpu_end = calloc(nthreads, sizeof(int));
 	tids = calloc(nthreads, sizeof(*tids));
-	if (!cpu_wake || !cpu_end || !tids) {
+	run_word = calloc(nthreads, sizeof(int));
+	if (nwakers)
+		wtids = calloc(nthreads, sizeof(*wtids));
+	if (!cpu_wake || !cpu_end || !tids || !run_word || (nwakers && !wtids)) {
 		perror("calloc");
 		return 1;
 	}
@@ -281,6 +364,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "pthread_create: %s\n", strerror(err));
 			return 1;
 		}
+		if (!nwakers)
+			continue;
+		err = pthread_create(&wtids[i], &attr, waker_fn, (void *)(long)i);
+		if (err) {
+			fprintf(stderr, "pthread_create: %s\n", strerror(err));
+			return 1;
+		}
 	}
 
 	idle.tv_sec = idle_ns / 1000000000;
@@ -288,6 +378,8 @@ int main(int argc, char **argv)
 	nanosleep(&idle, NULL);		/* let every thread reach its futex */
 	for (r = 1; r <= rounds; r++) {
 		__atomic_store_n(&done, 0, __ATOMIC_RELEASE);
+		/* wakers: all wake their thread 2 ms from now */
+		__atomic_store_n(&go_at, now_ns() + 2000000, __ATOMIC_RELEASE);
 		__atomic_store_n(&gen, r, __ATOMIC_RELEASE);
 		futex_wake(&gen, INT_MAX);	/* one broadcast releases all */
 		limit = now_ns() + ROUND_LIMIT_S * 1000000000ull;
@@ -305,20 +397,23 @@ int main(int argc, char **argv)
 			migrated += cpu_wake[i] != cpu_end[i];
 		nanosleep(&idle, NULL);		/* everything idle again */
 	}
-	for (i = 0; i < nthreads; i++)
+	for (i = 0; i < nthreads; i++) {
 		pthread_join(tids[i], NULL);
+		if (nwakers)
+			pthread_join(wtids[i], NULL);
+	}
 
 	printf("after wakeup: stacked %lu/%d rounds (%lu pairs), spread %lu/%d rounds\n",
 	       wake.stacked_rounds, rounds, wake.stacked_pairs, wake.spread_rounds, rounds);
 	printf("after spin:   stacked %lu/%d rounds (%lu pairs), spread %lu/%d rounds,"
 	       " %lu migrations during the spin\n", end.stacked_rounds, rounds,
 	       end.stacked_pairs, end.spread_rounds, rounds, migrated);
-	printf("RESULT {\"threads\": %d, \"rounds\": %d, \"cores\": %d, \"cpus\": %d,"
+	printf("RESULT {\"threads\": %d, \"wakers\": %d, \"rounds\": %d, \"cores\": %d, \"cpus\": %d,"
 	       " \"smt\": %d, \"spin_ms\": %g, \"stacked_rounds\": %lu,"
 	       " \"stacked_pairs\": %lu, \"spread_rounds\": %lu,"
 	       " \"stacked_rounds_end\": %lu, \"stacked_pairs_end\": %lu,"
 	       " \"spread_rounds_end\": %lu, \"migrated\": %lu, \"unknown_cpus\": %lu}\n",
-	       nthreads, rounds, ncores, ncpus, max_smt, spin_ns / 1e6,
+	       nthreads, nwakers, rounds, ncores, ncpus, max_smt, spin_ns / 1e6,
 	       wake.stacked_rounds, wake.stacked_pairs, wake.spread_rounds,
 	       end.stacked_rounds, end.stacked_pairs, end.spread_rounds, migrated,
 	       wake.unknown + end.unknown);

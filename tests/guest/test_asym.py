@@ -27,7 +27,8 @@ def asym_run():
         cli.do_prepare()
         kernel = build.build(asym.VARIANT, arch="arm64")
     initrd = image.build_base("arm64")
-    res = vm.run_script(asym.smoke_script(preset, preset.big, ROUNDS), preset, kernel, initrd,
+    res = vm.run_script(asym.smoke_script(preset, preset.big, ROUNDS,
+                                          wakers=preset.waker_cpus()), preset, kernel, initrd,
                         timeout=400, name="asym-test")
     return preset, res
 
@@ -52,3 +53,12 @@ def test_asym_placement_round(asym_run):
     assert 0 <= r["stacked_rounds"] <= ROUNDS
     assert "flips-done" in out, "the sched_feat flipper did not finish"
     assert "aarch64" in res.sections["uname"]
+
+
+def test_asym_concurrent_wakers_round(asym_run):
+    preset, res = asym_run
+    got = asym.parse_results(res.sections["placement-wakers"])
+    assert len(got) == 1, res.sections["placement-wakers"]
+    r = got[0]
+    assert r["wakers"] == len(preset.waker_cpus()) and r["rounds"] == ROUNDS
+    assert r["unknown_cpus"] == 0 and 0 <= r["stacked_rounds"] <= ROUNDS
