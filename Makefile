@@ -119,8 +119,8 @@ kernel-arm64:
 
 # Concurrent wakers (placement -W): the wakeups race in select_idle_capacity(),
 # which is what the stable idle-core patch is about.
-ASYM_SPIN ?= 30
-ASYM_IDLE ?= 5
+ASYM_SPIN ?= 50
+ASYM_IDLE ?= 2
 
 bench-asym:
 	$(IDLESTEAL) asym-bench --preset $(ASYM_PRESET) --rounds $(ASYM_ROUNDS) --runs $(ASYM_RUNS) \

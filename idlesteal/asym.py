@@ -62,9 +62,20 @@ class AsymPreset:
     def big_cpus(self) -> list[int]:
         return list(range(self.big * self.threads))
 
-    def waker_cpus(self) -> list[int]:
-        """One CPU per little core: where placement -W pins its wakers."""
-        return [(self.big + i) * self.threads for i in range(self.little)]
+    def race_cpus(self) -> tuple[list[int], list[int]]:
+        """(waker CPUs, park CPUs) for placement -W/-P with two threads.
+
+        Thread 0 sleeps on the second sibling of big core 0, thread 1 on the
+        first little CPU; their wakers sit on other little CPUs.  With a
+        utilization that fits no CPU, both wakeups scan select_idle_capacity()
+        from their sleep CPU: thread 0's scan meets big core 0's second
+        sibling first, thread 1's meets its first sibling first, so two
+        simultaneous wakeups that both see core 0 idle split over its
+        siblings (unless each idle core has one representative CPU)."""
+        t, lo = self.threads, self.big * self.threads
+        if t < 2 or self.little < 2 or self.big < 2:
+            raise HarnessError(f"{self.name}: the race layout needs SMT, 2 big and 2 little cores")
+        return [lo + 1, lo + t], [1, lo]
 
     def dmips(self) -> dict[int, int]:
         return {c: self.big_dmips if c < self.big * self.threads else self.little_dmips
@@ -347,10 +358,10 @@ def kernels(build_them: bool = True, verbose: bool = False) -> dict[str, Kernel]
 
 def smoke_script(preset: AsymPreset, threads: int, rounds: int, spin_ms: float = 5,
                  idle_ms: float = 20, flip_features: bool = True,
-                 wakers: list[int] | None = None) -> str:
+                 race: tuple[list[int], list[int]] | None = None) -> str:
     """Topology + one short placement run (+ sched_feat flips meanwhile,
-    i.e. static key patching under multi-threaded TCG); with `wakers`, a
-    second short run with concurrent wakers on those CPUs."""
+    i.e. static key patching under multi-threaded TCG); with `race`
+    (AsymPreset.race_cpus()), a second short run with concurrent wakers."""
     flips = ""
     if flip_features:
         flips = ("(for i in 1 2 3 4 5 6 7 8 9 10; do echo NO_TTWU_QUEUE > "
@@ -360,17 +371,24 @@ def smoke_script(preset: AsymPreset, threads: int, rounds: int, spin_ms: float =
             f"section placement\n{flips}"
             f"placement -n {threads} -r {rounds} -s {spin_ms:g} -i {idle_ms:g} || fail placement\n"
             "wait\n"
-            + (f"section placement-wakers\nplacement -n {threads} -r {rounds} -s 10 -i 5 "
-               f"-W {','.join(map(str, wakers))} || fail 'placement -W'\n" if wakers else "")
+            + (f"section placement-wakers\nplacement -n 2 -r {rounds} -s 10 -i 2"
+               f"{_race_args(race)} || fail 'placement -W'\n" if race else "")
             + "section features\ncat /sys/kernel/debug/sched/features\n"
             "section uname\nuname -a\n")
 
 
+def _race_args(race: tuple[list[int], list[int]] | None) -> str:
+    if not race:
+        return ""
+    wakers, parks = race
+    return f" -W {','.join(map(str, wakers))} -P {','.join(map(str, parks))}"
+
+
 def bench_script(threads: list[int], rounds: int, runs: int, spin_ms: float,
-                 idle_ms: float, wakers: list[int] | None = None) -> str:
+                 idle_ms: float, race: tuple[list[int], list[int]] | None = None) -> str:
     lines = [f"section topology\n{GUEST_SNIPPET.strip()}", "section meta", "uname -a",
              "sleep 2"]
-    w = f" -W {','.join(map(str, wakers))}" if wakers else ""
+    w = _race_args(race)
     for r in range(runs):
         for n in threads:
             lines += [f"section place.n{n}.r{r}",
@@ -391,20 +409,20 @@ def bench(preset_name: str = DEFAULT_PRESET, threads: list[int] | None = None,
     """Boot each kernel `boots` times (alternating), run placement `runs`
     times per thread count per boot; write results/asym/<name>.{json,txt}.
 
-    concurrent: placement -W with one waker per thread on the little cores
-    (wakeups selected at the same instant on different CPUs, previous CPU
-    busy); default thread count then the number of big cores."""
+    concurrent: two threads, placement -W/-P with the layout of
+    AsymPreset.race_cpus() (two wakeups selected at the same instant on
+    different CPUs, scanning from different siblings of big core 0)."""
     preset = get(preset_name)
-    wakers = preset.waker_cpus() if concurrent else None
-    if concurrent and not wakers:
-        raise HarnessError(f"{preset.name} has no little cores for the wakers")
-    threads = threads or ([preset.big] if concurrent else [preset.big, preset.cores])
+    race = preset.race_cpus() if concurrent else None
+    if concurrent:
+        threads = [2]
+    threads = threads or [preset.big, preset.cores]
     ks = kernels(build_them)
     initrd = image.build_base("arm64")
     order = ["without", "with"]
     samples: dict[str, dict[int, list[dict]]] = {k: {n: [] for n in threads} for k in ks}
     guests: list[dict] = []
-    script = bench_script(threads, rounds, runs, spin_ms, idle_ms, wakers)
+    script = bench_script(threads, rounds, runs, spin_ms, idle_ms, race)
     t0 = time.monotonic()
     for b in range(boots):
         for label in (order if b % 2 == 0 else order[::-1]):
@@ -426,7 +444,7 @@ def bench(preset_name: str = DEFAULT_PRESET, threads: list[int] | None = None,
     rows = summarize(samples, rounds)
     meta = {"preset": preset.describe(), "rounds": rounds, "runs_per_boot": runs,
             "boots_per_kernel": boots, "spin_ms": spin_ms, "idle_ms": idle_ms,
-            "wakers": wakers or [],
+            "wakers": race[0] if race else [], "parks": race[1] if race else [],
             "kernels": {k: {"commit": v.commit, "image": str(v.image)} for k, v in ks.items()},
             "patch": PATCH_SUBJECT, "qemu": vm.qemu_version(), "qemu_cpu": QEMU_CPU,
             "cross_gcc": cross.toolchain_version(), "guests": guests,
@@ -476,7 +494,8 @@ def table(rows: list[dict], meta: dict) -> str:
            f"{meta['rounds']} rounds per run, {meta['runs_per_boot']} runs per boot, "
            f"{meta['boots_per_kernel']} boots per kernel (alternating); spin "
            f"{meta['spin_ms']:g} ms, idle {meta['idle_ms']:g} ms; "
-           + (f"concurrent wakers on CPUs {','.join(map(str, meta['wakers']))} (placement -W)"
+           + (f"concurrent wakers on CPUs {','.join(map(str, meta['wakers']))}, threads "
+              f"sleep on CPUs {','.join(map(str, meta.get('parks', [])))} (placement -W -P)"
               if meta.get("wakers") else "one FUTEX_WAKE broadcast releases all threads"),
            f"without = {meta['kernels']['without']['commit'][:12]} (series before the patch), "
            f"with = {meta['kernels']['with']['commit'][:12]}",

@@ -84,7 +84,8 @@ def cmd_presets(a: argparse.Namespace) -> int:
 
 def cmd_boot(a: argparse.Namespace) -> int:
     preset = topology.get(a.preset)
-    kernel, initrd = ensure_guest(a.variant, a.build, a.force)
+    kernel, initrd = ensure_guest(a.variant, a.build, a.force,
+                                  tools=tuple(t for t in a.tools.split(",") if t))
     user = Path(a.script).read_text() if a.script else (a.cmd or "")
     script = ("section topology\n" + topology.GUEST_SNIPPET.strip() + "\n"
               "section user\n" + user + "\n")
@@ -340,6 +341,8 @@ def parser() -> argparse.ArgumentParser:
     guest(sp)
     sp.add_argument("--cmd", help="shell commands to run in the guest")
     sp.add_argument("--script", help="file with shell commands to run in the guest")
+    sp.add_argument("--tools", default="", help=f"extra programs in the image "
+                    f"(comma-separated: {', '.join(image.TOOLS)})")
     sp.add_argument("--timeout", type=float, default=600, help="script timeout (s)")
     sp.set_defaults(func=cmd_boot)
 

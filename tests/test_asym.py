@@ -220,10 +220,11 @@ def test_arm64_init_uses_virtio_console_and_installs_applets():
     assert image.init_script() == image.INIT
 
 
-def test_concurrent_wakers_sit_on_the_little_cores():
+def test_race_layout():
     p = asym.get("asym2b2l")
-    assert p.waker_cpus() == [4, 6]
-    assert not set(p.waker_cpus()) & set(p.big_cpus())
-    text = asym.bench_script([2], 10, 1, 30, 5, p.waker_cpus())
-    assert "placement -n 2 -r 10 -s 30 -i 5 -W 4,6 || fail placement" in text
+    wakers, parks = p.race_cpus()
+    assert wakers == [5, 6] and parks == [1, 4]
+    assert not set(wakers) & set(p.big_cpus())
+    text = asym.bench_script([2], 10, 1, 30, 5, (wakers, parks))
+    assert "placement -n 2 -r 10 -s 30 -i 5 -W 5,6 -P 1,4 || fail placement" in text
     assert "-W" not in asym.bench_script([2], 10, 1, 30, 5)

@@ -2,7 +2,7 @@
  * placement - does a burst of simultaneous wakeups spread over idle SMT cores?
  *
  * Usage: placement [-n THREADS] [-r ROUNDS] [-s SPIN_MS] [-i IDLE_MS]
- *                  [-W WAKER_CPUS]
+ *                  [-W WAKER_CPUS [-P PARK_CPUS]]
  *
  * Reads the SMT sibling groups of the online CPUs this process may use from
  * /sys/devices/system/cpu/cpuN/topology/thread_siblings_list (one group = one
@@ -30,7 +30,11 @@
  * to all), so its previous CPU is busy with the waker when it is woken and
  * the wakeup goes through the idle-CPU scan instead of returning the
  * previous CPU.  Give the wakers the little CPUs and a spin long enough
- * that the threads' utilization does not fit them.
+ * that the threads' utilization does not fit them.  -P parks thread i on
+ * CPU i of PARK_CPUS instead (cycling), which sets where its wakeup's scan
+ * starts: with a utilization that fits no CPU (spin >> idle) every fast
+ * path is skipped, and two scans that start on different siblings of an
+ * idle core meet that core's CPUs in different orders.
  *
  * Output: human-readable lines, then one line "RESULT {json}".
  * Exit: 0 (measured), 1 usage/system error or a round that never finished.
@@ -65,6 +69,8 @@ static cpu_set_t allowed_cpus;		/* the affinity we started with */
 /* -W: concurrent wakers */
 static int nwakers;			/* CPUs in waker_cpu[], 0 = broadcast mode */
 static int waker_cpu[CPU_SETSIZE];
+static int nparks;			/* -P: where threads sleep, 0 = waker's CPU */
+static int park_cpu[CPU_SETSIZE];
 static int *run_word;			/* futex per thread: round it may run */
 static uint64_t go_at;			/* wakers wake their threads at this time */
 
@@ -184,13 +190,25 @@ static int pin_self(int cpu)
 	return sched_setaffinity(0, sizeof(one), &one);
 }
 
+/* Move to @cpu and allow all CPUs again (no migration back: @cpu is allowed). */
+static void park(int cpu)
+{
+	if (pin_self(cpu) || sched_setaffinity(0, sizeof(allowed_cpus), &allowed_cpus)) {
+		perror("placement: sched_setaffinity");
+		exit(1);
+	}
+}
+
 static void *thread_fn(void *arg)
 {
 	long i = (long)arg;
 	int *word = nwakers ? &run_word[i] : &gen;
+	int park_at = nparks ? park_cpu[i % nparks] : nwakers ? waker_cpu[i % nwakers] : -1;
 	int r;
 	uint64_t t;
 
+	if (park_at >= 0)
+		park(park_at);
 	for (r = 1; r <= rounds; r++) {
 		while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < r)
 			futex_wait(word, r - 1);
@@ -199,12 +217,9 @@ static void *thread_fn(void *arg)
 		while (now_ns() < t + spin_ns)
 			;
 		cpu_end[i] = sched_getcpu();
-		/* Park on the waker's CPU: the next wakeup's previous CPU is busy. */
-		if (nwakers && (pin_self(waker_cpu[i % nwakers]) ||
-				sched_setaffinity(0, sizeof(allowed_cpus), &allowed_cpus))) {
-			perror("placement: sched_setaffinity");
-			exit(1);
-		}
+		/* Sleep on the park CPU: sets the next wakeup's previous CPU. */
+		if (park_at >= 0)
+			park(park_at);
 		if (__atomic_add_fetch(&done, 1, __ATOMIC_ACQ_REL) == nthreads)
 			futex_wake(&done, 1);
 	}
@@ -268,14 +283,16 @@ static void classify(const int *cpus, struct tally *t)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-n THREADS] [-r ROUNDS] [-s SPIN_MS] [-i IDLE_MS] [-W CPUS]\n"
+		"usage: %s [-n THREADS] [-r ROUNDS] [-s SPIN_MS] [-i IDLE_MS] [-W CPUS [-P CPUS]]\n"
 		"  -n THREADS  threads, at most the number of cores to be meaningful\n"
 		"              (default: number of cores, max %d)\n"
 		"  -r ROUNDS   rounds (default 100)\n"
 		"  -s SPIN_MS  spin after each wakeup, milliseconds (default 5)\n"
 		"  -i IDLE_MS  idle gap between rounds, milliseconds (default 20)\n"
 		"  -W CPUS     concurrent wakers: thread i is woken by a waker pinned to\n"
-		"              the i-th CPU of this list (e.g. 4,6), all at one instant\n",
+		"              the i-th CPU of this list (e.g. 4,6), all at one instant\n"
+		"  -P CPUS     with -W: thread i sleeps on the i-th CPU of this list\n"
+		"              (default: its waker's CPU)\n",
 		prog, MAX_THREADS);
 	exit(1);
 }
@@ -303,7 +320,7 @@ int main(int argc, char **argv)
 	uint64_t limit;
 	int opt, i, r, d, err, cpu;
 
-	while ((opt = getopt(argc, argv, "n:r:s:i:W:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:s:i:W:P:")) != -1) {
 		switch (opt) {
 		case 'n': nthreads = num(optarg, 1, MAX_THREADS, argv[0]); break;
 		case 'r': rounds = num(optarg, 1, 10000000, argv[0]); break;
@@ -316,10 +333,17 @@ int main(int argc, char **argv)
 				if (CPU_ISSET(cpu, &wset))
 					waker_cpu[nwakers++] = cpu;
 			break;
+		case 'P':
+			if (parse_cpulist(optarg, &wset) || !CPU_COUNT(&wset))
+				usage(argv[0]);
+			for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+				if (CPU_ISSET(cpu, &wset))
+					park_cpu[nparks++] = cpu;
+			break;
 		default: usage(argv[0]);
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || (nparks && !nwakers))
 		usage(argv[0]);
 	if (read_topology()) {
 		fprintf(stderr, "placement: cannot read the CPU topology\n");
@@ -339,10 +363,20 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	for (i = 0; i < nparks; i++) {
+		if (park_cpu[i] >= CPU_SETSIZE || core_of[park_cpu[i]] < 0) {
+			fprintf(stderr, "placement: park CPU %d is not online and allowed\n",
+				park_cpu[i]);
+			return 1;
+		}
+	}
 	if (nwakers) {
 		printf("concurrent wakers on CPUs");
 		for (i = 0; i < nwakers; i++)
 			printf(" %d", waker_cpu[i]);
+		printf(", threads sleep on CPUs");
+		for (i = 0; i < (nparks ? nparks : nwakers); i++)
+			printf(" %d", nparks ? park_cpu[i] : waker_cpu[i]);
 		printf("\n");
 	}
 
@@ -408,12 +442,12 @@ int main(int argc, char **argv)
 	printf("after spin:   stacked %lu/%d rounds (%lu pairs), spread %lu/%d rounds,"
 	       " %lu migrations during the spin\n", end.stacked_rounds, rounds,
 	       end.stacked_pairs, end.spread_rounds, rounds, migrated);
-	printf("RESULT {\"threads\": %d, \"wakers\": %d, \"rounds\": %d, \"cores\": %d, \"cpus\": %d,"
+	printf("RESULT {\"threads\": %d, \"wakers\": %d, \"parks\": %d, \"rounds\": %d, \"cores\": %d, \"cpus\": %d,"
 	       " \"smt\": %d, \"spin_ms\": %g, \"stacked_rounds\": %lu,"
 	       " \"stacked_pairs\": %lu, \"spread_rounds\": %lu,"
 	       " \"stacked_rounds_end\": %lu, \"stacked_pairs_end\": %lu,"
 	       " \"spread_rounds_end\": %lu, \"migrated\": %lu, \"unknown_cpus\": %lu}\n",
-	       nthreads, nwakers, rounds, ncores, ncpus, max_smt, spin_ns / 1e6,
+	       nthreads, nwakers, nparks, rounds, ncores, ncpus, max_smt, spin_ns / 1e6,
 	       wake.stacked_rounds, wake.stacked_pairs, wake.spread_rounds,
 	       end.stacked_rounds, end.stacked_pairs, end.spread_rounds, migrated,
 	       wake.unknown + end.unknown);

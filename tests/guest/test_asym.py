@@ -28,7 +28,7 @@ def asym_run():
         kernel = build.build(asym.VARIANT, arch="arm64")
     initrd = image.build_base("arm64")
     res = vm.run_script(asym.smoke_script(preset, preset.big, ROUNDS,
-                                          wakers=preset.waker_cpus()), preset, kernel, initrd,
+                                          race=preset.race_cpus()), preset, kernel, initrd,
                         timeout=400, name="asym-test")
     return preset, res
 
@@ -60,5 +60,5 @@ def test_asym_concurrent_wakers_round(asym_run):
     got = asym.parse_results(res.sections["placement-wakers"])
     assert len(got) == 1, res.sections["placement-wakers"]
     r = got[0]
-    assert r["wakers"] == len(preset.waker_cpus()) and r["rounds"] == ROUNDS
+    assert r["wakers"] == 2 and r["parks"] == 2 and r["rounds"] == ROUNDS
     assert r["unknown_cpus"] == 0 and 0 <= r["stacked_rounds"] <= ROUNDS
