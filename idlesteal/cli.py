@@ -208,10 +208,24 @@ def cmd_kernels(a: argparse.Namespace) -> int:
               f"section output\n{shlex.join(cmd)} 2>&1 || fail '{w.name} failed'\n")
     values: dict[str, list[float]] = {v: [] for v in variants}
     runs = []
+    failed_boots: list[dict] = []
     for b in range(a.boots):
         for v in (variants if b % 2 == 0 else variants[::-1]):
-            res = vm.run_script(script, preset, kernels[v], initrd, timeout=a.timeout,
-                                name=f"kernels-{v}")
+            for attempt in (1, 2):
+                try:
+                    res = vm.run_script(script, preset, kernels[v], initrd, timeout=a.timeout,
+                                        name=f"kernels-{v}")
+                    break
+                except vm.GuestKernelError as e:
+                    # A JUMP_LABEL kernel (defconfig) can die at boot under
+                    # multi-threaded TCG ("Oops: int3", see README); say so,
+                    # keep the log, boot once more.
+                    failed_boots.append({"variant": v, "error": str(e).splitlines()[0],
+                                         "console": str(e.console)})
+                    log(f"  {v}: kernel error ({str(e).splitlines()[1].strip()}); "
+                        f"console kept at {e.console}" + ("; retrying" if attempt == 1 else ""))
+                    if attempt == 2:
+                        raise
             topology.verify(preset, res.sections.get("topology", ""))
             x = w.parse(res.sections.get("output", ""))[w.metric]
             values[v].append(x)
@@ -226,6 +240,8 @@ def cmd_kernels(a: argparse.Namespace) -> int:
         lines.append(f"  {v:<12} {w.metric} {sm.mean:.3f} ± {sm.ci95:.3f} {w.unit} (95% CI)  "
                      f"samples {', '.join(f'{x:.2f}' for x in values[v])}")
     lines.append(f"  {vb}/{va} = {r.value:.3f} [{r.low:.3f}, {r.high:.3f}]")
+    for fb in failed_boots:
+        lines.append(f"  failed boot (retried): {fb['variant']}: {fb['error']}")
     text = "\n".join(lines) + "\n"
     outdir = Path(a.outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -235,6 +251,7 @@ def cmd_kernels(a: argparse.Namespace) -> int:
     (outdir / f"{name}.json").write_text(json.dumps(
         {"command": cmd, "preset": preset.name, "values": values, "runs": runs,
          "ratio": {"value": r.value, "low": r.low, "high": r.high}, "builds": meta,
+         "failed_boots": failed_boots,
          "qemu_version": vm.qemu_version(), "host": report.host_info(),
          "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, indent=2) + "\n")
     print(text, end="")

@@ -175,6 +175,27 @@ class _Tree:
         self.add(cpio.file(guest, data, executable=os.access(real, os.X_OK)))
 
 
+def _skeleton(busybox: bytes) -> _Tree:
+    """Directories, device nodes and busybox: what every image starts with."""
+    t = _Tree()
+    for d in ["bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "run",
+              "etc", "root", "lib", "mnt"]:
+        t.mkdir(d)
+    t.add(cpio.chardev("dev/console", 5, 1))
+    t.add(cpio.chardev("dev/null", 1, 3))
+    t.add(cpio.file("bin/busybox", busybox, executable=True))
+    return t
+
+
+def _finish(t: _Tree, init: str) -> list[cpio.Entry]:
+    """/init, the shell helpers and a root user: what every image ends with."""
+    t.add(cpio.file("init", init.encode(), executable=True))
+    t.add(cpio.file("lib/idlesteal.sh", HELPERS.encode()))
+    t.add(cpio.file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n"))
+    t.add(cpio.file("etc/group", b"root:x:0:\n"))
+    return t.entries
+
+
 def base_entries(arch: str = "x86_64", tools: tuple[str, ...] = ()) -> list[cpio.Entry]:
     if arch == "arm64":
         if tools:
@@ -185,13 +206,7 @@ def base_entries(arch: str = "x86_64", tools: tuple[str, ...] = ()) -> list[cpio
     for tool in (BUSYBOX, HACKBENCH):
         if not Path(tool).exists():
             raise HarnessError(f"{tool} is missing; run `make deps` (busybox-static, rt-tests)")
-    t = _Tree()
-    for d in ["bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "run",
-              "etc", "root", "lib", "mnt"]:
-        t.mkdir(d)
-    t.add(cpio.chardev("dev/console", 5, 1))
-    t.add(cpio.chardev("dev/null", 1, 3))
-    t.add(cpio.file("bin/busybox", Path(BUSYBOX).read_bytes(), executable=True))
+    t = _skeleton(Path(BUSYBOX).read_bytes())
     for applet in output([BUSYBOX, "--list-full"]).split():
         if applet.strip("/") != "bin/busybox":
             t.add(cpio.symlink(applet, "/bin/busybox"))
@@ -209,33 +224,18 @@ def base_entries(arch: str = "x86_64", tools: tuple[str, ...] = ()) -> list[cpio
         t.add_host_file(host, f"usr/bin/{name}")
         for lib in shared_libs(host):
             t.add_host_file(lib)
-    t.add(cpio.file("init", INIT.encode(), executable=True))
-    t.add(cpio.file("lib/idlesteal.sh", HELPERS.encode()))
-    t.add(cpio.file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n"))
-    t.add(cpio.file("etc/group", b"root:x:0:\n"))
-    return t.entries
+    return _finish(t, INIT)
 
 
 def arm64_entries() -> list[cpio.Entry]:
     """The arm64 image: Debian's arm64 busybox-static + cross-built workloads."""
     from . import cross
     busybox = cross.busybox()
-    t = _Tree()
-    for d in ["bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "run",
-              "etc", "root", "lib", "mnt"]:
-        t.mkdir(d)
-    t.add(cpio.chardev("dev/console", 5, 1))
-    t.add(cpio.chardev("dev/null", 1, 3))
-    t.add(cpio.file("bin/busybox", busybox.read_bytes(), executable=True))
+    t = _skeleton(busybox.read_bytes())
     t.add(cpio.symlink("bin/sh", "/bin/busybox"))
     for exe in compile_workloads(out_dir=image_dir() / "workloads-arm64", cc=cross.cc()):
         t.add(cpio.file(f"usr/bin/{exe.name}", exe.read_bytes(), executable=True))
-    t.add(cpio.file("init", init_script("/dev/hvc0", install_applets=True).encode(),
-                    executable=True))
-    t.add(cpio.file("lib/idlesteal.sh", HELPERS.encode()))
-    t.add(cpio.file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n"))
-    t.add(cpio.file("etc/group", b"root:x:0:\n"))
-    return t.entries
+    return _finish(t, init_script("/dev/hvc0", install_applets=True))
 
 
 def build_base(arch: str = "x86_64", tools: tuple[str, ...] = ()) -> Path:

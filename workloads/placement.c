@@ -309,6 +309,20 @@ static double num(const char *s, double min, double max, const char *prog)
 	return v;
 }
 
+/* A CPU list option into @out, in increasing CPU order; returns the count. */
+static int cpu_array(const char *arg, int *out, const char *prog)
+{
+	cpu_set_t set;
+	int cpu, n = 0;
+
+	if (parse_cpulist(arg, &set) || !CPU_COUNT(&set))
+		usage(prog);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			out[n++] = cpu;
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	struct tally wake = { 0 }, end = { 0 };
@@ -316,9 +330,8 @@ int main(int argc, char **argv)
 	struct timespec idle;
 	pthread_attr_t attr;
 	pthread_t *tids, *wtids = NULL;
-	cpu_set_t wset;
 	uint64_t limit;
-	int opt, i, r, d, err, cpu;
+	int opt, i, r, d, err;
 
 	while ((opt = getopt(argc, argv, "n:r:s:i:W:P:")) != -1) {
 		switch (opt) {
@@ -326,20 +339,8 @@ int main(int argc, char **argv)
 		case 'r': rounds = num(optarg, 1, 10000000, argv[0]); break;
 		case 's': spin_ns = num(optarg, 0, 10000, argv[0]) * 1e6; break;
 		case 'i': idle_ns = num(optarg, 0, 10000, argv[0]) * 1e6; break;
-		case 'W':
-			if (parse_cpulist(optarg, &wset) || !CPU_COUNT(&wset))
-				usage(argv[0]);
-			for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
-				if (CPU_ISSET(cpu, &wset))
-					waker_cpu[nwakers++] = cpu;
-			break;
-		case 'P':
-			if (parse_cpulist(optarg, &wset) || !CPU_COUNT(&wset))
-				usage(argv[0]);
-			for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
-				if (CPU_ISSET(cpu, &wset))
-					park_cpu[nparks++] = cpu;
-			break;
+		case 'W': nwakers = cpu_array(optarg, waker_cpu, argv[0]); break;
+		case 'P': nparks = cpu_array(optarg, park_cpu, argv[0]); break;
 		default: usage(argv[0]);
 		}
 	}
