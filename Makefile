@@ -40,7 +40,7 @@ ASYM_BOOTS ?= 2
 ASYM_ARGS ?=
 
 .PHONY: deps unit test guest-test kernel prepare image bench bench-dd bench-one reference stress \
-	stress-short export check-series clean-runs kernel-arm64 bench-asym
+	stress-short export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -113,6 +113,21 @@ bench-one:
 	$(IDLESTEAL) bench --variant $(VARIANT) --preset $(PRESET) --groups $(GROUPS) \
 		--levels $(GROUPS) --size $(LOOPS) --reps $(REPS) --a "$(A)" --b "$(B)" \
 		--workload $(WORKLOAD) $(BENCH_ARGS)
+
+# sparsemask vs dense bitmap, natively (tools/sparsemask-bench): one setter +
+# the scanner (2 threads: fits a 2-core host), then 2 setters + the scanner.
+SPARSE_SECONDS ?= 1
+SPARSE_REPS ?= 10
+sparsemask-bench:
+	$(IDLESTEAL) prepare
+	$(MAKE) --no-print-directory -C tools/sparsemask-bench
+	@mkdir -p results/sparsemask
+	@set -e; for s in 1 2; do \
+		out=results/sparsemask/s$$s.txt; \
+		{ echo "# $$(date -u +%FT%TZ) host $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"; \
+		  echo "# tools/sparsemask-bench/sparsemask-bench -s $$s -d $(SPARSE_SECONDS) -r $(SPARSE_REPS), header $$(sha256sum build/linux/kernel/sched/sparsemask.h | cut -c1-16)"; \
+		  tools/sparsemask-bench/sparsemask-bench -s $$s -d $(SPARSE_SECONDS) -r $(SPARSE_REPS); } | tee $$out; \
+	done
 
 kernel-arm64:
 	$(IDLESTEAL) kernel --variant arm64
