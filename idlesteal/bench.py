@@ -18,7 +18,8 @@ from . import workload as wl
 
 HACKBENCH_TIME_RE = re.compile(r"^Time:\s*([0-9.]+)", re.M)
 # Per CPU and domain: newidle balance's decaying maximum cost (ns), the
-# estimate sched_balance_newidle() compares with avg_idle.
+# estimate sched_balance_newidle() compares with avg_idle (only there with
+# sched/verbose on).
 NEWIDLE_COST_GLOB = "/sys/kernel/debug/sched/domains/cpu*/domain*/max_newidle_lb_cost"
 
 
@@ -91,7 +92,9 @@ def plan(spec: BenchSpec) -> list[Run]:
 
 def script(spec: BenchSpec, runs: list[Run]) -> str:
     """The guest script: topology, then each run with before/after snapshots."""
-    lines = ["section meta", "uname -a", "cat /proc/cmdline", "nproc",
+    # sched/verbose makes the kernel create sched/domains/ (newidle cost).
+    lines = ["echo 1 > /sys/kernel/debug/sched/verbose 2>/dev/null || :",
+             "section meta", "uname -a", "cat /proc/cmdline", "nproc",
              "section features.initial", "cat /sys/kernel/debug/sched/features",
              "section topology", topology.GUEST_SNIPPET.strip()]
     w = spec.wl
