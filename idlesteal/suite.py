@@ -97,6 +97,9 @@ def summary_rows(entries: list[Entry], outdir: Path) -> tuple[list[dict], list[s
             missing.append(e.name)
             continue
         data = json.loads(f.read_text())
+        if any("level" not in r for r in data.get("summary", [])):
+            missing.append(f"{e.name} (older result format)")
+            continue
         meta = data.get("meta", {})
         wmeta = meta.get("workload", {})
         for r in data.get("summary", []):

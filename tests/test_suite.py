@@ -46,3 +46,10 @@ def test_summary_from_result_files(tmp_path: Path):
     assert [r["level"] for r in rows] == [1, 2]
     assert rows[0]["significant"] and rows[0]["speedup"] == pytest.approx(24.9, abs=0.1)
     assert "not run yet: 2x2x2-wakelat" in text
+
+
+def test_summary_skips_results_of_the_older_format(tmp_path: Path):
+    (tmp_path / "2x2x2-hackbench.json").write_text(json.dumps(
+        {"meta": {}, "summary": [{"groups": 1, "A": {}, "B": {}}]}))
+    rows, missing = suite.summary_rows(suite.parse("2x2x2 hackbench 1\n"), tmp_path)
+    assert rows == [] and missing == ["2x2x2-hackbench (older result format)"]
