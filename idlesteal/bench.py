@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass, field
 from . import procstat, schedstat, topology
 from . import workload as wl
 
-HACKBENCH_TIME_RE = re.compile(r"^Time:\s*([0-9.]+)", re.M)
 # Per CPU and domain: newidle balance's decaying maximum cost (ns), the
 # estimate sched_balance_newidle() compares with avg_idle (only there with
 # sched/verbose on).
