@@ -36,10 +36,10 @@ STRESS_ARGS ?=
 ASYM_PRESET ?= asym2b2l
 ASYM_ROUNDS ?= 200
 ASYM_RUNS ?= 3
-ASYM_BOOTS ?= 2
+ASYM_BOOTS ?= 6
 ASYM_ARGS ?=
 
-.PHONY: deps unit test guest-test kernel prepare image bench bench-dd bench-one reference stress \
+.PHONY: deps unit test guest-test kernel prepare image bench bench-suite bench-dd bench-one reference stress \
 	stress-short export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench
 
 deps:
@@ -76,9 +76,12 @@ image:
 # same boot, interleaved, BENCH_REPS repetitions; hackbench process/thread x
 # socket/pipe, perf bench sched messaging, sysbench threads/mutex, wakelat on
 # 1x1x2, 2x2x2, 2x4x2), then the STEAL x DELAY_DEQUEUE matrix at heavy
-# overload (tasks >> CPUs).  Results: results/<preset>-<workload>.{txt,json,png},
-# results/summary.txt, results/dd-*.{txt,json,png}.
+# overload (tasks >> CPUs), the arm64 placement comparison with and without
+# the stable idle-core patch, and sparsemask against a dense bitmap natively.
+# Results: results/<preset>-<workload>.{txt,json,png}, results/summary.txt,
+# results/dd-*.{txt,json,png}, results/asym/, results/sparsemask/.
 # Subsets: make bench SUITE_PRESETS=2x2x2 SUITE_WORKLOADS=hackbench,wakelat
+# (or one of the steps: bench-suite, bench-dd, bench-asym, sparsemask-bench)
 BENCH_VARIANT ?= steal
 BENCH_REPS ?= 5
 SUITE_PRESETS ?=
@@ -89,11 +92,16 @@ DD_LOOPS ?= 100
 DD_REPS ?= 5
 
 bench:
+	$(MAKE) --no-print-directory bench-suite
+	$(MAKE) --no-print-directory bench-dd
+	$(MAKE) --no-print-directory bench-asym
+	$(MAKE) --no-print-directory sparsemask-bench
+
+bench-suite:
 	$(IDLESTEAL) kernel --variant $(BENCH_VARIANT)
 	$(IDLESTEAL) suite --variant $(BENCH_VARIANT) --no-build --reps $(BENCH_REPS) \
 		$(if $(SUITE_PRESETS),--presets $(SUITE_PRESETS)) \
 		$(if $(SUITE_WORKLOADS),--workloads $(SUITE_WORKLOADS)) $(BENCH_ARGS)
-	$(MAKE) --no-print-directory bench-dd
 
 bench-dd:
 	@set -e; for dd in DELAY_DEQUEUE NO_DELAY_DEQUEUE; do \

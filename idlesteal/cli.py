@@ -27,16 +27,19 @@ def do_kernel(variant: str, verbose: bool = False) -> Path:
     return build.build(variant, verbose=verbose)
 
 
-def ensure_guest(variant: str, prepare: bool, force: bool = False,
-                 tools: tuple[str, ...] = ()) -> tuple[Path, Path]:
-    """(bzImage, base initramfs); prepares and builds first unless told not to.
-    `tools`: extra host programs the image must carry (image.TOOLS)."""
+def ensure_kernel(variant: str, prepare: bool, force: bool = False) -> Path:
+    """The variant's bzImage; prepares and builds first unless told not to."""
     if prepare:
         do_prepare(force)
-        kernel = do_kernel(variant)
-    else:
-        kernel = build.bzimage(variant)
-    return kernel, image.build_base(tools=tools)
+        return do_kernel(variant)
+    return build.bzimage(variant)
+
+
+def ensure_guest(variant: str, prepare: bool, force: bool = False,
+                 tools: tuple[str, ...] = ()) -> tuple[Path, Path]:
+    """(bzImage, base initramfs).  `tools`: extra host programs the image must
+    carry (image.TOOLS)."""
+    return ensure_kernel(variant, prepare, force), image.build_base(tools=tools)
 
 
 def cmd_fetch(a: argparse.Namespace) -> int:
@@ -148,7 +151,7 @@ def run_ab(spec: bench.BenchSpec, preset: topology.Preset, kernel: Path, variant
 def cmd_bench(a: argparse.Namespace) -> int:
     preset = topology.get(a.preset)
     spec = _spec(a, a.workload, _levels(a.levels), a.size)
-    kernel, _ = ensure_guest(a.variant, a.build, a.force)
+    kernel = ensure_kernel(a.variant, a.build, a.force)  # run_ab builds the image
     name = a.name or f"{time.strftime('%Y%m%d-%H%M%S')}-{preset.name}-{spec.workload}"
     out = run_ab(spec, preset, kernel, a.variant, name, Path(a.outdir), a.append, a.timeout)
     print(out["table"], end="")
@@ -165,7 +168,7 @@ def cmd_suite(a: argparse.Namespace) -> int:
         print(f"wrote {txt}")
         return 0
     specs = [(e, topology.get(e.preset), _spec(a, e.workload, e.levels, e.size)) for e in entries]
-    kernel, _ = ensure_guest(a.variant, a.build, a.force)
+    kernel = ensure_kernel(a.variant, a.build, a.force)  # run_ab builds the image
     failed = []
     for i, (e, preset, spec) in enumerate(specs, 1):
         log(f"suite entry {i}/{len(specs)}: {e.name}")
@@ -197,11 +200,7 @@ def cmd_kernels(a: argparse.Namespace) -> int:
         raise HarnessError("--boots must be at least 2 (a spread needs two samples)")
     kernels = {}
     for v in variants:
-        if a.build:
-            do_prepare(a.force)
-            kernels[v] = do_kernel(v)
-        else:
-            kernels[v] = build.bzimage(v)
+        kernels[v] = ensure_kernel(v, a.build, a.force)
     initrd = image.build_base(tools=(w.binary,) if w.binary in image.TOOLS else ())
     cmd = w.argv(a.level, a.size or w.default_size)
     script = ("section topology\n" + topology.GUEST_SNIPPET.strip() + "\n"
@@ -313,48 +312,58 @@ def cmd_export(a: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="idlesteal", description=__doc__)
+    # allow_abbrev off: `suite --preset X` must be an error, not `--presets X`.
+    p = argparse.ArgumentParser(prog="idlesteal", description=__doc__, allow_abbrev=False)
     sub = p.add_subparsers(dest="command", required=True)
+
+    def command(name: str, **kw: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, allow_abbrev=False, **kw)
+
 
     def variant(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--variant", default="base", help="kernel variant (configs/variants)")
 
-    def guest(sp: argparse.ArgumentParser) -> None:
-        variant(sp)
-        sp.add_argument("--preset", default="2x2x2", help="topology preset (see `presets`)")
+    def guest(sp: argparse.ArgumentParser, preset: bool = True, one_variant: bool = True) -> None:
+        """Options of the commands that boot a guest; `suite` takes its presets
+        from the suite file and `kernels` two variants, so they leave out the
+        single --preset / --variant rather than accept and ignore them."""
+        if one_variant:
+            variant(sp)
+        if preset:
+            sp.add_argument("--preset", default="2x2x2", help="topology preset (see `presets`)")
         sp.add_argument("--no-build", dest="build", action="store_false",
                         help="use the kernel already built, do not prepare/build")
         sp.add_argument("--force", action="store_true", help="prepare --force")
         sp.add_argument("--append", default="", help="extra kernel command line")
 
-    sp = sub.add_parser("fetch", help="download + verify + extract the Debian kernel source")
+    sp = command("fetch", help="download + verify + extract the Debian kernel source")
     sp.set_defaults(func=cmd_fetch)
 
-    sp = sub.add_parser("prepare", help="work tree at base + patches/series")
+    sp = command("prepare", help="work tree at base + patches/series")
     sp.add_argument("--force", action="store_true",
                     help="reset the tree to base + series even if that discards commits")
     sp.set_defaults(func=cmd_prepare)
 
-    sp = sub.add_parser("kernel", help="prepare, configure and build the guest kernel")
+    sp = command("kernel", help="prepare, configure and build the guest kernel")
     variant(sp)
     sp.add_argument("--force", action="store_true", help="prepare --force")
     sp.add_argument("--no-prepare", action="store_true", help="build the tree as it is")
     sp.add_argument("-v", "--verbose", action="store_true", help="show all of make's output")
     sp.set_defaults(func=cmd_kernel)
 
-    sp = sub.add_parser("check-series", help="build every prefix of the series (bisectability)")
+    sp = command("check-series", help="build every prefix of the series (bisectability)")
     variant(sp)
     sp.add_argument("-v", "--verbose", action="store_true")
     sp.set_defaults(func=cmd_check_series)
 
-    sp = sub.add_parser("image", help="build the base initramfs")
+    sp = command("image", help="build the base initramfs")
     sp.add_argument("--arch", default="x86_64", choices=["x86_64", "arm64"])
     sp.set_defaults(func=cmd_image)
 
-    sp = sub.add_parser("presets", help="list topology presets")
+    sp = command("presets", help="list topology presets")
     sp.set_defaults(func=cmd_presets)
 
-    sp = sub.add_parser("boot", help="boot a preset, verify topology, run a command")
+    sp = command("boot", help="boot a preset, verify topology, run a command")
     guest(sp)
     sp.add_argument("--cmd", help="shell commands to run in the guest")
     sp.add_argument("--script", help="file with shell commands to run in the guest")
@@ -363,7 +372,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--timeout", type=float, default=600, help="script timeout (s)")
     sp.set_defaults(func=cmd_boot)
 
-    sp = sub.add_parser("bench", help="A/B sweep of a workload in one boot")
+    sp = command("bench", help="A/B sweep of a workload in one boot")
     guest(sp)
     sp.add_argument("--workload", default="hackbench",
                     help=f"one of: {', '.join(workload.WORKLOADS)}")
@@ -386,9 +395,9 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--timeout", type=float, default=0, help="guest timeout (s)")
     sp.set_defaults(func=cmd_bench)
 
-    sp = sub.add_parser("suite", help="the benchmark suite (configs/bench.suite): one A/B "
+    sp = command("suite", help="the benchmark suite (configs/bench.suite): one A/B "
                         "boot per entry, then results/summary.txt")
-    guest(sp)
+    guest(sp, preset=False)
     sp.set_defaults(variant="steal")
     sp.add_argument("--file", default="", help="suite file (default configs/bench.suite)")
     sp.add_argument("--presets", default="", help="only these presets (comma-separated)")
@@ -404,10 +413,9 @@ def parser() -> argparse.ArgumentParser:
                     help="only rebuild results/summary.txt from the results there")
     sp.set_defaults(func=cmd_suite)
 
-    sp = sub.add_parser("kernels", help="one command on two kernel variants (alternating "
+    sp = command("kernels", help="one command on two kernel variants (alternating "
                         "boots), e.g. the guest config against defconfig")
-    guest(sp)
-    sp.set_defaults(variant="")
+    guest(sp, one_variant=False)
     sp.add_argument("--variants", default="steal,reference",
                     help="two comma-separated variants (configs/variants)")
     sp.add_argument("--workload", default="hackbench")
@@ -419,7 +427,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--outdir", default=str(paths.results_dir()))
     sp.set_defaults(func=cmd_kernels)
 
-    sp = sub.add_parser("stress", help="debug kernel under hotplug, domain rebuilds, "
+    sp = command("stress", help="debug kernel under hotplug, domain rebuilds, "
                         "throttling, affinity and feature churn while message passing")
     guest(sp)
     sp.set_defaults(variant=stress.VARIANT, preset="2x2x2,2node")
@@ -435,7 +443,7 @@ def parser() -> argparse.ArgumentParser:
                         help="use the arm64 kernel(s) already built")
         sp.add_argument("--force", action="store_true", help="prepare --force")
 
-    sp = sub.add_parser("asym-boot", help="boot an asymmetric-capacity arm64 preset, verify "
+    sp = command("asym-boot", help="boot an asymmetric-capacity arm64 preset, verify "
                         "capacities / SMT / asym domain, run a short placement round")
     asym_guest(sp)
     sp.add_argument("--threads", type=int, default=0, help="placement threads (default: big cores)")
@@ -444,7 +452,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--append", default="", help="extra kernel command line")
     sp.set_defaults(func=cmd_asym_boot)
 
-    sp = sub.add_parser("asym-bench", help="placement with and without the stable idle-core "
+    sp = command("asym-bench", help="placement with and without the stable idle-core "
                         "patch on an asymmetric arm64 guest; results/asym/")
     asym_guest(sp)
     sp.add_argument("--threads", default="", help="comma-separated thread counts "
@@ -461,7 +469,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--outdir", default=str(asym.results_dir()))
     sp.set_defaults(func=cmd_asym_bench)
 
-    sp = sub.add_parser("export", help="write the tree's commits to patches/")
+    sp = command("export", help="write the tree's commits to patches/")
     sp.set_defaults(func=cmd_export)
     return p
 
