@@ -39,7 +39,7 @@ ASYM_RUNS ?= 3
 ASYM_BOOTS ?= 6
 ASYM_ARGS ?=
 
-.PHONY: deps unit test guest-test kernel prepare image bench bench-suite bench-dd bench-one reference stress \
+.PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference stress \
 	stress-short export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench
 
 deps:
@@ -96,6 +96,12 @@ bench:
 	$(MAKE) --no-print-directory bench-dd
 	$(MAKE) --no-print-directory bench-asym
 	$(MAKE) --no-print-directory sparsemask-bench
+
+# After a `make bench`: its suite figures against the committed ones it
+# overwrote (or any other summary.json / REV:path).
+COMPARE_OLD ?= HEAD:results/summary.json
+compare:
+	$(IDLESTEAL) compare $(COMPARE_OLD) results/summary.json --old-name committed --new-name this-run
 
 bench-suite:
 	$(IDLESTEAL) kernel --variant $(BENCH_VARIANT)

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import (asym, bench, build, image, paths, report, source, stats, stress, suite,
+from . import (asym, bench, build, compare, image, paths, report, source, stats, stress, suite,
                topology, tree, vm, workload)
 from .util import HarnessError, Stopwatch, log
 
@@ -311,6 +311,17 @@ def cmd_export(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(a: argparse.Namespace) -> int:
+    old = compare.rows_by_key(compare.read_text(a.old, paths.REPO), a.old)
+    new = compare.rows_by_key(compare.read_text(a.new, paths.REPO), a.new)
+    text = compare.table(*compare.compare(old, new), old_name=a.old_name, new_name=a.new_name)
+    print(text, end="")
+    if a.out:
+        Path(a.out).write_text(f"# idlesteal compare {a.old} {a.new}\n" + text)
+        print(f"wrote {a.out}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     # allow_abbrev off: `suite --preset X` must be an error, not `--presets X`.
     p = argparse.ArgumentParser(prog="idlesteal", description=__doc__, allow_abbrev=False)
@@ -468,6 +479,16 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--name", help="results/asym/<name>.{json,txt}")
     sp.add_argument("--outdir", default=str(asym.results_dir()))
     sp.set_defaults(func=cmd_asym_bench)
+
+    sp = command("compare", help="two suite summaries side by side: did the second run "
+                 "reproduce the first?")
+    sp.add_argument("old", help="summary.json, results dir, or REV:path (git show), "
+                    "e.g. HEAD:results/summary.json")
+    sp.add_argument("new", nargs="?", default=str(paths.results_dir() / "summary.json"))
+    sp.add_argument("--old-name", default="old")
+    sp.add_argument("--new-name", default="new")
+    sp.add_argument("--out", default="", help="also write the table to this file")
+    sp.set_defaults(func=cmd_compare)
 
     sp = command("export", help="write the tree's commits to patches/")
     sp.set_defaults(func=cmd_export)
