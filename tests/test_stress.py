@@ -201,3 +201,19 @@ def test_debug_kernel_reports_are_kernel_errors(line):
 ])
 def test_debug_kernel_boot_messages_are_not_errors(line):
     assert vm.kernel_errors(line) == []
+
+
+EARLY = """[    0.825379] BUG: KASAN: wild-memory-access in do_raw_spin_lock+0x113/0x240
+[    0.825379] Write of size 4 at addr ff110000001a9118 by task swapper/0/0
+[    1.124659] smp: Bringing up secondary CPUs ...
+[    2.000000] sched_sparsemask: pass:18 fail:0
+"""
+
+
+def test_errors_before_smp_only_when_all_are_early():
+    assert stress.errors_before_smp(EARLY) == [
+        "[    0.825379] BUG: KASAN: wild-memory-access in do_raw_spin_lock+0x113/0x240"]
+    late = EARLY + "[   58.000000] WARNING: CPU: 3 PID: 1 at kernel/sched/fair.c:100 x\n"
+    assert stress.errors_before_smp(late) == []          # one late report: no excuse
+    assert stress.errors_before_smp(EARLY.replace("smp: Bringing up", "smp: x")) == []
+    assert stress.errors_before_smp("[    1.0] smp: Bringing up secondary CPUs ...\n") == []
