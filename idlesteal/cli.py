@@ -330,7 +330,6 @@ def parser() -> argparse.ArgumentParser:
     def command(name: str, **kw: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, allow_abbrev=False, **kw)
 
-
     def variant(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--variant", default="base", help="kernel variant (configs/variants)")
 
@@ -407,7 +406,7 @@ def parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_bench)
 
     sp = command("suite", help="the benchmark suite (configs/bench.suite): one A/B "
-                        "boot per entry, then results/summary.txt")
+                 "boot per entry, then results/summary.txt")
     guest(sp, preset=False)
     sp.set_defaults(variant="steal")
     sp.add_argument("--file", default="", help="suite file (default configs/bench.suite)")
@@ -425,7 +424,7 @@ def parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_suite)
 
     sp = command("kernels", help="one command on two kernel variants (alternating "
-                        "boots), e.g. the guest config against defconfig")
+                 "boots), e.g. the guest config against defconfig")
     guest(sp, one_variant=False)
     sp.add_argument("--variants", default="steal,reference",
                     help="two comma-separated variants (configs/variants)")
@@ -439,7 +438,7 @@ def parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_kernels)
 
     sp = command("stress", help="debug kernel under hotplug, domain rebuilds, "
-                        "throttling, affinity and feature churn while message passing")
+                 "throttling, affinity and feature churn while message passing")
     guest(sp)
     sp.set_defaults(variant=stress.VARIANT, preset="2x2x2,2node")
     sp.add_argument("--seconds", type=int, default=600, help="load duration per preset (s)")
@@ -455,7 +454,7 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--force", action="store_true", help="prepare --force")
 
     sp = command("asym-boot", help="boot an asymmetric-capacity arm64 preset, verify "
-                        "capacities / SMT / asym domain, run a short placement round")
+                 "capacities / SMT / asym domain, run a short placement round")
     asym_guest(sp)
     sp.add_argument("--threads", type=int, default=0, help="placement threads (default: big cores)")
     sp.add_argument("--rounds", type=int, default=50)
@@ -464,7 +463,7 @@ def parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_asym_boot)
 
     sp = command("asym-bench", help="placement with and without the stable idle-core "
-                        "patch on an asymmetric arm64 guest; results/asym/")
+                 "patch on an asymmetric arm64 guest; results/asym/")
     asym_guest(sp)
     sp.add_argument("--threads", default="", help="comma-separated thread counts "
                     "(default: big cores, all cores)")
