@@ -1,19 +1,18 @@
 # idlesteal: see README.md.  `make test` = unit + guest tests, `make bench` = A/B suite,
 # `make stress` = debug kernel (KASAN, lockdep) under hotplug/cpuset/throttling/feature churn.
 SHELL := /bin/bash
-PYTHON ?= python3
+# Debian's python3: its packages (python3-pytest, python3-matplotlib,
+# python3-mypy) come from apt like everything else the harness needs.  The
+# harness runs from the checkout as `python3 -m idlesteal` (no install).
+PYTHON ?= /usr/bin/python3
 IDLESTEAL ?= $(PYTHON) -m idlesteal
 
-# Debian packages the harness needs (checked with dpkg, installed if missing).
+# Debian packages the harness needs (checked with dpkg-query before every
+# command that needs them: installed as root, else the apt-get line is printed).
 DEB_PACKAGES := qemu-system-x86 busybox-static rt-tests linux-perf sysbench flex bison bc libelf-dev \
 	libssl-dev cpio ccache sparse dwarves gcc make git xz-utils libc6-dev \
-	debian-archive-keyring python3-venv \
+	debian-archive-keyring python3 python3-pytest python3-matplotlib python3-mypy \
 	qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross device-tree-compiler
-PIP_PACKAGES := pytest matplotlib
-# Debian's own python3 refuses pip installs outside a venv (PEP 668); allow it.
-PIP = $(PYTHON) -m pip install -q $$($(PYTHON) -m pip install --help | grep -q -- --break-system-packages && \
-	[ -e "$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')/EXTERNALLY-MANAGED" ] && \
-	echo --break-system-packages)
 
 PRESET ?= 2x2x2
 WORKLOAD ?= hackbench
@@ -46,30 +45,36 @@ deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "idlesteal needs these Debian packages; install them with:" >&2; \
+			echo "  sudo apt-get install -y --no-install-recommends" $$missing >&2; \
+			exit 1; \
+		fi; \
 		echo "installing Debian packages:" $$missing; \
-		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-		$$SUDO apt-get update -q && \
-		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
+		apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	fi
-	@$(PYTHON) -c 'import pytest, matplotlib' 2>/dev/null || $(PIP) $(PIP_PACKAGES)
-	@$(PYTHON) -c 'import idlesteal.cli' 2>/dev/null && command -v idlesteal >/dev/null || $(PIP) -e .
 
-unit:
+# Fast checks: mypy over the package (mypy.ini), then the unit tests.
+unit: deps
+	$(PYTHON) -m mypy idlesteal
 	$(PYTHON) -m pytest -q -m "not guest" tests --ignore=tests/guest
 
-test:
+# Everything: mypy, unit tests and the guest tests (builds the kernels).
+test: deps
+	$(PYTHON) -m mypy idlesteal
 	IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) $(PYTHON) -m pytest -q tests
 
-guest-test:
+guest-test: deps
 	IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) $(PYTHON) -m pytest -q tests/guest
 
-prepare:
+prepare: deps
 	$(IDLESTEAL) prepare
 
-kernel:
+kernel: deps
 	$(IDLESTEAL) kernel --variant $(VARIANT)
 
-image:
+image: deps
 	$(IDLESTEAL) image
 
 # `make bench`: the A/B suite of configs/bench.suite (STEAL vs NO_STEAL in the
@@ -86,12 +91,13 @@ BENCH_VARIANT ?= steal
 BENCH_REPS ?= 5
 SUITE_PRESETS ?=
 SUITE_WORKLOADS ?=
+SUITE_FILE ?=
 DD_PRESET ?= 2x2x2
 DD_GROUPS ?= 16
 DD_LOOPS ?= 100
 DD_REPS ?= 5
 
-bench:
+bench: deps
 	$(MAKE) --no-print-directory bench-suite
 	$(MAKE) --no-print-directory bench-dd
 	$(MAKE) --no-print-directory bench-asym
@@ -103,13 +109,14 @@ COMPARE_OLD ?= HEAD:results/summary.json
 compare:
 	$(IDLESTEAL) compare $(COMPARE_OLD) results/summary.json --old-name committed --new-name this-run
 
-bench-suite:
+bench-suite: deps
 	$(IDLESTEAL) kernel --variant $(BENCH_VARIANT)
 	$(IDLESTEAL) suite --variant $(BENCH_VARIANT) --no-build --reps $(BENCH_REPS) \
 		$(if $(SUITE_PRESETS),--presets $(SUITE_PRESETS)) \
-		$(if $(SUITE_WORKLOADS),--workloads $(SUITE_WORKLOADS)) $(BENCH_ARGS)
+		$(if $(SUITE_WORKLOADS),--workloads $(SUITE_WORKLOADS)) \
+		$(if $(SUITE_FILE),--suite-file $(SUITE_FILE)) $(BENCH_ARGS)
 
-bench-dd:
+bench-dd: deps
 	@set -e; for dd in DELAY_DEQUEUE NO_DELAY_DEQUEUE; do \
 		$(IDLESTEAL) bench --variant $(BENCH_VARIANT) --no-build --preset $(DD_PRESET) \
 			--levels $(DD_GROUPS) --size $(DD_LOOPS) --reps $(DD_REPS) \
@@ -118,21 +125,33 @@ bench-dd:
 
 # The guest config against a distro-like one (defconfig + kvm_guest.config),
 # same source, same preset, one boot per sample: results/kernels-*.txt.
-reference:
+reference: deps
 	$(IDLESTEAL) kernels --variants steal,reference --preset 2x2x2 --workload hackbench \
 		--level 1 --size 2000 --boots 3
 
-# One A/B sweep with your own settings (the harness's original `make bench`).
-bench-one:
-	$(IDLESTEAL) bench --variant $(VARIANT) --preset $(PRESET) --groups $(GROUPS) \
+# One A/B sweep with your own settings.  Your own program instead of a
+# built-in workload: COMMAND (a template with {level} and {size}), METRIC (a
+# regular expression, first group = the number), HIGHER_BETTER=1 if more is
+# better, UNIT, WORKLOAD (its name), FILES (host files/dirs for the image,
+# HOST[:GUEST], space-separated).  README: "Your own benchmark".
+COMMAND ?=
+METRIC ?=
+UNIT ?=
+HIGHER_BETTER ?=
+FILES ?=
+bench-one: deps
+	$(IDLESTEAL) bench --variant $(VARIANT) --preset $(PRESET) \
 		--levels $(GROUPS) --size $(LOOPS) --reps $(REPS) --a "$(A)" --b "$(B)" \
-		--workload $(WORKLOAD) $(BENCH_ARGS)
+		$(if $(COMMAND),--workload $(if $(filter command line,$(origin WORKLOAD)),$(WORKLOAD),custom) \
+			--command '$(COMMAND)' --metric '$(METRIC)' $(if $(UNIT),--unit '$(UNIT)') \
+			$(if $(HIGHER_BETTER),--higher-better),--workload $(WORKLOAD)) \
+		$(foreach f,$(FILES),--file $(f)) $(BENCH_ARGS)
 
 # sparsemask vs dense bitmap, natively (tools/sparsemask-bench): one setter +
 # the scanner (2 threads: fits a 2-core host), then 2 setters + the scanner.
 SPARSE_SECONDS ?= 1
 SPARSE_REPS ?= 10
-sparsemask-bench:
+sparsemask-bench: deps
 	$(IDLESTEAL) prepare
 	$(MAKE) --no-print-directory -C tools/sparsemask-bench
 	@mkdir -p results/sparsemask
@@ -143,7 +162,7 @@ sparsemask-bench:
 		  tools/sparsemask-bench/sparsemask-bench -s $$s -d $(SPARSE_SECONDS) -r $(SPARSE_REPS); } | tee $$out; \
 	done
 
-kernel-arm64:
+kernel-arm64: deps
 	$(IDLESTEAL) kernel --variant arm64
 
 # Concurrent wakers (placement -W): the wakeups race in select_idle_capacity(),
@@ -151,22 +170,22 @@ kernel-arm64:
 ASYM_SPIN ?= 50
 ASYM_IDLE ?= 2
 
-bench-asym:
+bench-asym: deps
 	$(IDLESTEAL) asym-bench --preset $(ASYM_PRESET) --rounds $(ASYM_ROUNDS) --runs $(ASYM_RUNS) \
 		--boots $(ASYM_BOOTS) --wakers --spin $(ASYM_SPIN) --idle $(ASYM_IDLE) \
 		--name $(ASYM_PRESET)-wakers $(ASYM_ARGS)
 
-stress:
+stress: deps
 	$(IDLESTEAL) stress --preset $(STRESS_PRESETS) --seconds $(STRESS_SECONDS) $(STRESS_ARGS)
 
 # The short version also runs inside `make test` (tests/guest/test_stress.py).
-stress-short:
+stress-short: deps
 	$(IDLESTEAL) stress --preset $(STRESS_PRESETS) --seconds $(STRESS_SHORT_SECONDS) $(STRESS_ARGS)
 
-export:
+export: deps
 	$(IDLESTEAL) export
 
-check-series:
+check-series: deps
 	$(IDLESTEAL) check-series --variant base
 
 clean-runs:

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from . import build, cross, image, paths, stats, tree, vm
+from . import build, cross, image, paths, stats, topology, tree, vm
+from .guest import read as guest_file
 from .util import HarnessError, log, run
 
 VARIANT = "arm64"
@@ -95,8 +96,7 @@ class AsymPreset:
 
     def qemu_command(self, kernel: Path, initrd: Path, console: Path, out: Path,
                      cmdline: list[str]) -> list[str]:
-        append = ["console=ttyAMA0", "panic=-1", "printk.time=1", "schedstats=enable",
-                  *self.cmdline, *cmdline]
+        append = ["console=ttyAMA0", *topology.BASE_CMDLINE, *self.cmdline, *cmdline]
         return [self.qemu, *self.machine_args(), "-dtb", str(make_dtb(self)),
                 "-kernel", str(kernel), "-initrd", str(initrd), "-append", " ".join(append),
                 "-nodefaults", "-display", "none", "-no-reboot",
@@ -104,6 +104,13 @@ class AsymPreset:
                 "-device", "virtio-serial-device",
                 "-chardev", f"file,id=idlesteal-out,path={out}",
                 "-device", "virtconsole,chardev=idlesteal-out"]
+
+    @property
+    def check_script(self) -> str:
+        return GUEST_SNIPPET
+
+    def verify(self, text: str) -> Observed:
+        return verify(self, text)
 
     def describe(self) -> str:
         return (f"{self.name}: {self.big} big ({self.big_dmips}) + {self.little} little "
@@ -201,19 +208,7 @@ def make_dtb(preset: AsymPreset) -> Path:
 
 # ---------------------------------------------------------------- in the guest
 
-GUEST_SNIPPET = r"""
-# sched/domains/ is only populated with sched_verbose on.
-echo 1 > /sys/kernel/debug/sched/verbose
-for d in /sys/devices/system/cpu/cpu[0-9]*; do
-    n=${d##*/cpu}
-    echo "cpu $n smt=$(cat $d/topology/thread_siblings_list 2>/dev/null || echo -)" \
-         "cap=$(cat $d/cpu_capacity 2>/dev/null || echo -)"
-    for s in /sys/kernel/debug/sched/domains/cpu$n/domain*; do
-        [ -d "$s" ] && echo "sd $n ${s##*/domain} $(cat $s/name) $(cat $s/flags)"
-    done
-done
-echo "online $(cat /sys/devices/system/cpu/online)"
-"""
+GUEST_SNIPPET = guest_file("asym-topology.sh")
 
 
 @dataclass
@@ -247,15 +242,9 @@ def parse(text: str) -> Observed:
 
 
 def check(preset: AsymPreset, obs: Observed) -> list[str]:
-    problems: list[str] = []
+    problems = topology.check_cpus(preset.ncpus, obs.online,
+                                   [("SMT siblings", obs.smt, preset.smt_groups())])
     want = list(range(preset.ncpus))
-    if obs.online != want:
-        problems.append(f"online CPUs {obs.online}, expected 0-{preset.ncpus - 1}")
-    smt = {c: g for g in preset.smt_groups() for c in g}
-    bad = [c for c in want if obs.smt.get(c) != smt[c]]
-    if bad:
-        problems.append(f"SMT siblings: {len(bad)} CPU(s) differ, e.g. cpu{bad[0]} has "
-                        f"{obs.smt.get(bad[0])}, expected {smt[bad[0]]}")
     caps = preset.capacities()
     bad = [c for c in want if obs.cap.get(c) != caps[c]]
     if bad:
@@ -320,14 +309,7 @@ def patch_commit(src: Path | None = None) -> str:
 def ensure_without_tree() -> tuple[Path, str]:
     """Worktree build/asym/linux at the commit before the patch."""
     rev = tree.git("rev-parse", f"{patch_commit()}^").strip()
-    wt = asym_dir() / "linux"
-    if not (wt / ".git").exists():
-        wt.parent.mkdir(parents=True, exist_ok=True)
-        tree.git("worktree", "prune")
-        tree.git("worktree", "add", "-q", "--detach", str(wt), rev)
-    elif tree.git("rev-parse", "HEAD", cwd=wt).strip() != rev:
-        tree.git("checkout", "-q", "--detach", rev, cwd=wt)
-    return wt, rev
+    return tree.worktree(asym_dir() / "linux", rev), rev
 
 
 @dataclass
@@ -511,5 +493,5 @@ def table(rows: list[dict], meta: dict) -> str:
                    f"{_cell(r, 'with.stacked_pairs'):>11} "
                    f"{_cell(r, 'without.stacked_rounds_end'):>16} "
                    f"{_cell(r, 'with.stacked_rounds_end'):>17} "
-                   f"{('%.3f' % p) if p == p else '-':>6}")
+                   f"{('%.3f' % p) if p is not None and p == p else '-':>6}")
     return "\n".join(out) + "\n"

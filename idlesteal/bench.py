@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
-from . import procstat, schedstat, topology
+from . import build, image, procstat, report, schedstat, topology, vm
 from . import workload as wl
+from .util import HarnessError, ParseError, log
 
 # Per CPU and domain: newidle balance's decaying maximum cost (ns), the
 # estimate sched_balance_newidle() compares with avg_idle (only there with
@@ -55,17 +57,43 @@ class BenchSpec:
     alternate: bool = True
     warmup: int = 1
     extra_args: list[str] = field(default_factory=list)
-    workload: str = "hackbench"
+    workload: str = "hackbench"   # a builtin's name; for a custom one, custom["name"]
+    # A custom workload's definition (workload.custom()'s arguments, as
+    # Workload.to_json() gives them); None for a builtin workload.
+    custom: dict | None = None
+    # Host files for the guest image, "HOST:GUEST" (image.parse_file_spec()).
+    files: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.custom is not None:
+            self.workload = wl.from_json(self.custom).name   # checks the definition
 
     @property
     def wl(self) -> wl.Workload:
-        return wl.get(self.workload)
+        return wl.from_json(self.custom) if self.custom is not None else wl.get(self.workload)
 
     def side(self, label: str) -> Side:
         return self.a if label == "A" else self.b
 
     def command(self, level: int) -> list[str]:
         return self.wl.argv(level, self.size, self.extra_args)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> BenchSpec:
+        """The inverse of to_json() (a kept run's run.json)."""
+        try:
+            return cls(a=Side(d["a"]["label"], tuple(d["a"]["features"])),
+                       b=Side(d["b"]["label"], tuple(d["b"]["features"])),
+                       levels=list(d["levels"]), size=int(d["size"]), reps=int(d["reps"]),
+                       alternate=bool(d["alternate"]), warmup=int(d["warmup"]),
+                       extra_args=list(d["extra_args"]), workload=d["workload"],
+                       custom=dict(d["custom"]) if d.get("custom") is not None else None,
+                       files=[str(f) for f in d.get("files", [])])
+        except (KeyError, TypeError, ValueError, HarnessError) as e:
+            raise BenchParseError(f"not a bench spec ({type(e).__name__}: {e}): {d!r}") from None
 
 
 def parse_features(text: str) -> tuple[str, ...]:
@@ -144,7 +172,7 @@ class Measurement:
         return asdict(self)
 
 
-class BenchParseError(ValueError):
+class BenchParseError(ParseError):
     pass
 
 
@@ -194,3 +222,30 @@ def measure(run: Run, spec: BenchSpec, sections: dict[str, str]) -> Measurement:
 def collect(spec: BenchSpec, runs: list[Run], sections: dict[str, str]) -> list[Measurement]:
     """Measurements of the non-warm-up runs."""
     return [measure(r, spec, sections) for r in runs if not r.warmup]
+
+
+def run_ab(spec: BenchSpec, preset: topology.Preset, kernel: Path, variant: str,
+           name: str, outdir: Path, append: str = "", timeout: float = 0) -> dict:
+    """One boot, one A/B sweep; writes outdir/<name>.{txt,json,png} and
+    returns report.write()'s paths and table.  The run directory keeps
+    run.json, so `idlesteal collect` can redo the results from it."""
+    w = spec.wl
+    initrd = image.build_base(tools=(w.binary,) if w.binary in image.TOOLS else (),
+                              files=spec.files)
+    runs = plan(spec)
+    timeout = timeout or 120 + 240 * len(runs)
+    log(f"bench {name}: {len(runs)} {w.name} runs ({w.level} "
+        f"{','.join(map(str, spec.levels))}, {w.size_name} {spec.size}) on {preset.name}; "
+        f"A = {spec.a.name}, B = {spec.b.name}")
+    build_meta, qemu = build.read_meta(variant), vm.qemu_version(preset)
+    res = vm.run_script(script(spec, runs), preset, kernel, initrd, timeout=timeout,
+                        name="bench", cmdline=append.split() if append else None,
+                        meta={"kind": "bench", "name": name, "preset": preset.name,
+                              "variant": variant, "spec": spec.to_json(), "build": build_meta,
+                              "qemu": qemu})
+    preset.verify(res.sections.get("topology", ""))
+    ms = collect(spec, runs, res.sections)
+    guest = {"uname": res.sections.get("meta", "").strip(), "run_dir": str(res.run_dir),
+             "boot_seconds": round(res.boot_seconds, 1), "total_seconds": round(res.seconds, 1)}
+    return report.write(name, outdir, spec, ms,
+                        report.metadata(spec, preset.name, build_meta, qemu, guest))

@@ -139,11 +139,10 @@ def configure(src: Path, obj: Path, fragments: list[Path], arch: str = DEFAULT_A
     old = cfg.read_bytes() if cfg.exists() else None
     old_stat = cfg.stat() if cfg.exists() else None
     env = make_env()
-    quiet = {"capture": True, "env": env}
-    run(make_cmd(src, obj, *base, jobs=1, arch=arch), **quiet)
+    run(make_cmd(src, obj, *base, jobs=1, arch=arch), capture=True, env=env)
     run([str(src / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(obj), str(cfg),
-         *map(str, fragments)], cwd=obj, **quiet)
-    run(make_cmd(src, obj, "olddefconfig", jobs=1, arch=arch), **quiet)
+         *map(str, fragments)], cwd=obj, capture=True, env=env)
+    run(make_cmd(src, obj, "olddefconfig", jobs=1, arch=arch), capture=True, env=env)
     kconfig.check_files(fragments, cfg)
     new = cfg.read_bytes()
     if old is not None and new == old and old_stat is not None:
@@ -248,12 +247,7 @@ def series_tree() -> Path:
 
 def ensure_series_tree() -> Path:
     """A separate git worktree of build/linux, for building series prefixes."""
-    wt = series_tree()
-    if not (wt / ".git").exists():
-        wt.parent.mkdir(parents=True, exist_ok=True)
-        tree.git("worktree", "prune")
-        tree.git("worktree", "add", "-q", "--detach", str(wt), tree.BASE_TAG)
-    return wt
+    return tree.worktree(series_tree(), tree.BASE_TAG)
 
 
 def check_series(variant: str = "base", verbose: bool = False) -> list[tuple[str, bool, str]]:

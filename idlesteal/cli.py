@@ -1,46 +1,112 @@
-"""The `idlesteal` command: fetch, prepare, kernel, check-series, image,
-presets, boot, bench, suite, kernels, stress, export, asym-boot, asym-bench."""
+"""The `idlesteal` command: argument parsing and printing only.
+
+Every action is a function of another module (tree, build, kernels, image,
+vm, bench, suite, stress, asym, collect, compare) that takes plain values and
+returns a result; each command here checks all of its arguments first, then
+calls them.  Errors meant for the user are HarnessError: printed as one
+message, exit status 1.
+"""
 from __future__ import annotations
 
 import argparse
-import json
-import shlex
 import sys
 import time
 from pathlib import Path
 
-from . import (asym, bench, build, compare, image, paths, report, source, stats, stress, suite,
-               topology, tree, vm, workload)
+from . import (asym, bench, build, collect, compare, estimate, image, kernels, paths, source,
+               stress, suite, topology, tree, vm, workload)
 from .util import HarnessError, Stopwatch, log
 
 
-def do_prepare(force: bool = False) -> None:
-    info = source.fetch()
-    tree.create_tree(info)
-    n = tree.apply_series(force=force)
-    desc = tree.describe()
-    log(f"tree {paths.tree_dir()} at {desc['head'][:12]}: base + {len(desc['commits'])} "
-        f"patch(es) ({n} applied now), Debian {info.package} {info.version}")
+# ---------------------------------------------------------------- argument checks
+
+def _levels(text: str) -> list[int]:
+    try:
+        levels = [int(g) for g in text.split(",") if g.strip()]
+    except ValueError:
+        raise HarnessError(f"--levels wants comma-separated positive integers, got {text!r}") \
+            from None
+    if not levels or min(levels) < 1:
+        raise HarnessError(f"--levels wants comma-separated positive integers, got {text!r}")
+    return levels
 
 
-def do_kernel(variant: str, verbose: bool = False) -> Path:
-    return build.build(variant, verbose=verbose)
+def _presets(text: str) -> list[topology.Preset]:
+    names = [p for p in text.split(",") if p]
+    if not names:
+        raise HarnessError("no preset given")
+    return [topology.get(n) for n in names]
 
 
-def ensure_kernel(variant: str, prepare: bool, force: bool = False) -> Path:
-    """The variant's bzImage; prepares and builds first unless told not to."""
-    if prepare:
-        do_prepare(force)
-        return do_kernel(variant)
-    return build.bzimage(variant)
+def _variant(name: str) -> str:
+    if name not in build.variants():
+        raise HarnessError(f"unknown kernel variant {name!r}; configs/variants has: "
+                           f"{', '.join(build.variants())}")
+    return name
 
 
-def ensure_guest(variant: str, prepare: bool, force: bool = False,
-                 tools: tuple[str, ...] = ()) -> tuple[Path, Path]:
-    """(bzImage, base initramfs).  `tools`: extra host programs the image must
-    carry (image.TOOLS)."""
-    return ensure_kernel(variant, prepare, force), image.build_base(tools=tools)
+def _files(a: argparse.Namespace) -> tuple[str, ...]:
+    """--file HOST[:GUEST] options, checked now (image.parse_file_spec)."""
+    specs = tuple(getattr(a, "file", None) or ())
+    for s in specs:
+        image.parse_file_spec(s)
+    return specs
 
+
+def _workload(a: argparse.Namespace, name: str) -> tuple[str, dict | None]:
+    """(workload name, custom definition or None) from --workload and, for
+    your own program, --command/--metric/--higher-better/--unit."""
+    if getattr(a, "command_template", None):
+        name = name or "custom"
+        if name in workload.WORKLOADS:
+            raise HarnessError(f"--workload {name} is a built-in workload; give your own "
+                               "command another name")
+        if not a.metric:
+            raise HarnessError("--command needs --metric: a regular expression whose first "
+                               "group is the number to compare")
+        w = workload.custom(name, a.command_template, a.metric, a.higher_better,
+                            unit=a.unit, default_size=a.size or 1)
+        return w.name, w.to_json()
+    if getattr(a, "metric", None):
+        raise HarnessError("--metric needs --command (it is the regular expression for "
+                           "the metric of your own command)")
+    return workload.get(name or "hackbench").name, None
+
+
+def _spec(a: argparse.Namespace, wname: str, levels: list[int], size: int,
+          custom: dict | None = None, files: tuple[str, ...] = ()) -> bench.BenchSpec:
+    try:
+        sides = bench.parse_features(a.a), bench.parse_features(a.b)
+    except ValueError as e:
+        raise HarnessError(str(e)) from None
+    if a.reps < 1:
+        raise HarnessError("--reps must be at least 1")
+    if a.warmup < 0:
+        raise HarnessError("--warmup must be 0 or more")
+    spec = bench.BenchSpec(
+        a=bench.Side("A", sides[0]), b=bench.Side("B", sides[1]),
+        levels=levels, size=size, reps=a.reps,
+        alternate=not a.no_alternate, warmup=a.warmup,
+        extra_args=a.extra_args.split() if a.extra_args else [], workload=wname, custom=custom,
+        files=list(files))
+    if not spec.size:
+        spec.size = spec.wl.default_size
+    return spec
+
+
+def _plan_line(name: str, preset: topology.Preset, spec: bench.BenchSpec, outdir: Path
+               ) -> tuple[float, str]:
+    runs = len(bench.plan(spec))
+    secs, src = estimate.est_seconds(name, preset.name, runs, outdir)
+    w = spec.wl
+    return secs, (f"{name}: 1 boot of {preset.name} ({preset.ncpus} vCPUs), {runs} runs "
+                  f"({spec.warmup} warm-up) of {w.name} {w.level} "
+                  f"{','.join(map(str, spec.levels))} {w.size_name} {spec.size}, "
+                  f"A = {spec.a.name}, B = {spec.b.name}; "
+                  f"~{estimate.fmt_duration(secs)} ({src})")
+
+
+# ---------------------------------------------------------------- commands
 
 def cmd_fetch(a: argparse.Namespace) -> int:
     info = source.fetch()
@@ -49,18 +115,20 @@ def cmd_fetch(a: argparse.Namespace) -> int:
 
 
 def cmd_prepare(a: argparse.Namespace) -> int:
-    do_prepare(a.force)
+    tree.prepare(a.force)
     return 0
 
 
 def cmd_kernel(a: argparse.Namespace) -> int:
+    _variant(a.variant)
     if not a.no_prepare:
-        do_prepare(a.force)
-    print(do_kernel(a.variant, a.verbose))
+        tree.prepare(a.force)
+    print(build.build(a.variant, verbose=a.verbose))
     return 0
 
 
 def cmd_check_series(a: argparse.Namespace) -> int:
+    _variant(a.variant)
     tree.create_tree(source.fetch())
     results = build.check_series(a.variant, a.verbose)
     for i, (subj, ok, msg) in enumerate(results, 1):
@@ -73,7 +141,7 @@ def cmd_check_series(a: argparse.Namespace) -> int:
 
 
 def cmd_image(a: argparse.Namespace) -> int:
-    print(image.build_base(a.arch))
+    print(image.build_base(a.arch, files=_files(a)))
     return 0
 
 
@@ -87,99 +155,91 @@ def cmd_presets(a: argparse.Namespace) -> int:
 
 def cmd_boot(a: argparse.Namespace) -> int:
     preset = topology.get(a.preset)
-    kernel, initrd = ensure_guest(a.variant, a.build, a.force,
-                                  tools=tuple(t for t in a.tools.split(",") if t))
+    _variant(a.variant)
+    tools = tuple(t for t in a.tools.split(",") if t)
+    for t in tools:
+        if t not in image.TOOLS:
+            raise HarnessError(f"--tools: unknown tool {t!r}; known: {', '.join(image.TOOLS)}")
+    files = _files(a)
     user = Path(a.script).read_text() if a.script else (a.cmd or "")
-    script = ("section topology\n" + topology.GUEST_SNIPPET.strip() + "\n"
+    kernel = kernels.ensure(a.variant, a.build, a.force)
+    initrd = image.build_base(tools=tools, files=files)
+    script = ("section topology\n" + preset.check_script.strip() + "\n"
               "section user\n" + user + "\n")
     res = vm.run_script(script, preset, kernel, initrd, timeout=a.timeout, name="boot",
                         cmdline=a.append.split() if a.append else None)
-    obs = topology.verify(preset, res.sections.get("topology", ""))
+    obs = preset.verify(res.sections.get("topology", ""))
     log(f"topology {preset.name} verified: {len(obs.online)} CPUs, "
-        f"{len(preset.llc_groups())} LLC(s), {len(obs.nodes)} node(s)")
+        f"{len(preset.llc_groups())} LLC(s), {len(obs.nodes)} node(s); "
+        f"booted in {res.boot_seconds:.1f} s, {res.seconds:.1f} s in all")
     sys.stdout.write(res.sections.get("user", ""))
     return 0
 
 
-def _levels(text: str) -> list[int]:
-    try:
-        levels = [int(g) for g in text.split(",") if g.strip()]
-    except ValueError:
-        raise HarnessError(f"--levels wants comma-separated positive integers, got {text!r}") \
-            from None
-    if not levels or min(levels) < 1:
-        raise HarnessError(f"--levels wants comma-separated positive integers, got {text!r}")
-    return levels
-
-
-def _spec(a: argparse.Namespace, wname: str, levels: list[int], size: int) -> bench.BenchSpec:
-    w = workload.get(wname)
-    try:
-        sides = bench.parse_features(a.a), bench.parse_features(a.b)
-    except ValueError as e:
-        raise HarnessError(str(e)) from None
-    if a.reps < 1:
-        raise HarnessError("--reps must be at least 1")
-    return bench.BenchSpec(
-        a=bench.Side("A", sides[0]), b=bench.Side("B", sides[1]),
-        levels=levels, size=size or w.default_size, reps=a.reps,
-        alternate=not a.no_alternate, warmup=a.warmup,
-        extra_args=a.extra_args.split() if a.extra_args else [], workload=w.name)
-
-
-def run_ab(spec: bench.BenchSpec, preset: topology.Preset, kernel: Path, variant: str,
-           name: str, outdir: Path, append: str = "", timeout: float = 0) -> dict:
-    """One boot, one A/B sweep; writes outdir/<name>.{txt,json,png}."""
-    w = spec.wl
-    initrd = image.build_base(tools=(w.binary,) if w.binary in image.TOOLS else ())
-    runs = bench.plan(spec)
-    timeout = timeout or 120 + 240 * len(runs)
-    log(f"bench {name}: {len(runs)} {w.name} runs ({w.level} "
-        f"{','.join(map(str, spec.levels))}, {w.size_name} {spec.size}) on {preset.name}; "
-        f"A = {spec.a.name}, B = {spec.b.name}")
-    res = vm.run_script(bench.script(spec, runs), preset, kernel, initrd, timeout=timeout,
-                        name="bench", cmdline=append.split() if append else None)
-    topology.verify(preset, res.sections.get("topology", ""))
-    ms = bench.collect(spec, runs, res.sections)
-    guest = {"uname": res.sections.get("meta", "").strip(), "run_dir": str(res.run_dir),
-             "boot_seconds": round(res.boot_seconds, 1), "total_seconds": round(res.seconds, 1)}
-    meta = report.metadata(spec, preset.name, build.read_meta(variant), vm.qemu_version(),
-                           guest)
-    return report.write(name, outdir, spec, ms, meta)
-
-
 def cmd_bench(a: argparse.Namespace) -> int:
     preset = topology.get(a.preset)
-    spec = _spec(a, a.workload, _levels(a.levels), a.size)
-    kernel = ensure_kernel(a.variant, a.build, a.force)  # run_ab builds the image
+    _variant(a.variant)
+    wname, custom = _workload(a, a.workload)
+    spec = _spec(a, wname, _levels(a.levels), a.size, custom, _files(a))
+    outdir = Path(a.outdir)
     name = a.name or f"{time.strftime('%Y%m%d-%H%M%S')}-{preset.name}-{spec.workload}"
-    out = run_ab(spec, preset, kernel, a.variant, name, Path(a.outdir), a.append, a.timeout)
+    secs, line = _plan_line(name, preset, spec, outdir)
+    if a.dry_run:
+        print(f"plan: {line}\n  kernel: variant {a.variant}"
+              + (", prepared and built first if needed" if a.build else ", as built"))
+        return 0
+    log(f"plan: {line}")
+    kernel = kernels.ensure(a.variant, a.build, a.force)
+    out = bench.run_ab(spec, preset, kernel, a.variant, name, outdir, a.append, a.timeout)
     print(out["table"], end="")
     print("wrote " + ", ".join(str(out[k]) for k in ("txt", "json", "png") if k in out))
     return 0
 
 
 def cmd_suite(a: argparse.Namespace) -> int:
-    entries = suite.select(suite.load(Path(a.file) if a.file else None), a.presets, a.workloads)
+    path = Path(a.suite_file) if a.suite_file else None
     outdir = Path(a.outdir)
     if a.summary_only:
-        text, txt, _ = suite.write_summary(suite.load(Path(a.file) if a.file else None), outdir)
+        text, txt, _ = suite.write_summary(suite.load(path), outdir)
         print(text, end="")
         print(f"wrote {txt}")
         return 0
-    specs = [(e, topology.get(e.preset), _spec(a, e.workload, e.levels, e.size)) for e in entries]
-    kernel = ensure_kernel(a.variant, a.build, a.force)  # run_ab builds the image
+    _variant(a.variant)
+    loaded = suite.load(path)
+    entries = suite.select(loaded, a.presets, a.workloads)
+    files = _files(a)
+    specs = [(e, topology.get(e.preset),
+              _spec(a, e.workload, e.levels, e.size, e.custom, e.files + files))
+             for e in entries]
+    plans = [_plan_line(e.name, preset, spec, outdir) for e, preset, spec in specs]
+    total_est = sum(s for s, _ in plans)
+    header = (f"suite: {len(specs)} entr{'y' if len(specs) == 1 else 'ies'}, "
+              f"{len(specs)} boots, {sum(len(bench.plan(s)) for _, _, s in specs)} runs, "
+              f"~{estimate.fmt_duration(total_est)} (kernel build not included)")
+    if a.dry_run:
+        print(header)
+        for i, (_, line) in enumerate(plans, 1):
+            print(f"  {i:2d}. {line}")
+        return 0
+    log(header)
+    kernel = kernels.ensure(a.variant, a.build, a.force)
     failed = []
-    for i, (e, preset, spec) in enumerate(specs, 1):
+    sw = Stopwatch()
+    spent_est = 0.0
+    for i, ((e, preset, spec), (est, _)) in enumerate(zip(specs, plans), 1):
         log(f"suite entry {i}/{len(specs)}: {e.name}")
         try:
-            out = run_ab(spec, preset, kernel, a.variant, e.name, outdir, a.append)
+            out = bench.run_ab(spec, preset, kernel, a.variant, e.name, outdir, a.append)
         except HarnessError as err:   # keep going: one broken entry must not lose the rest
             log(f"suite entry {e.name} FAILED: {err}")
             failed.append(e.name)
-            continue
-        print(f"== {e.name}\n{out['table']}", end="", flush=True)
-    text, txt, _ = suite.write_summary(suite.load(Path(a.file) if a.file else None), outdir)
+        else:
+            print(f"== {e.name}\n{out['table']}", end="", flush=True)
+        spent_est += est
+        left = (total_est - spent_est) * (sw.elapsed() / spent_est if spent_est else 1.0)
+        log(f"suite: {i}/{len(specs)} done, {len(failed)} failed, "
+            f"{estimate.fmt_duration(sw.elapsed())} elapsed, ~{estimate.fmt_duration(left)} left")
+    text, txt, _ = suite.write_summary(loaded, outdir)
     print(text, end="")
     print(f"wrote {txt}")
     if failed:
@@ -193,79 +253,30 @@ def cmd_kernels(a: argparse.Namespace) -> int:
     """Same command on two kernel variants, one boot per sample, alternating."""
     preset = topology.get(a.preset)
     w = workload.get(a.workload)
-    variants = [v for v in a.variants.split(",") if v]
+    variants = [_variant(v) for v in a.variants.split(",") if v]
     if len(variants) != 2:
         raise HarnessError(f"--variants wants two variants, got {a.variants!r}")
     if a.boots < 2:
         raise HarnessError("--boots must be at least 2 (a spread needs two samples)")
-    kernels = {}
-    for v in variants:
-        kernels[v] = ensure_kernel(v, a.build, a.force)
-    initrd = image.build_base(tools=(w.binary,) if w.binary in image.TOOLS else ())
-    cmd = w.argv(a.level, a.size or w.default_size)
-    script = ("section topology\n" + topology.GUEST_SNIPPET.strip() + "\n"
-              f"section output\n{shlex.join(cmd)} 2>&1 || fail '{w.name} failed'\n")
-    values: dict[str, list[float]] = {v: [] for v in variants}
-    runs = []
-    failed_boots: list[dict] = []
-    for b in range(a.boots):
-        for v in (variants if b % 2 == 0 else variants[::-1]):
-            for attempt in (1, 2):
-                try:
-                    res = vm.run_script(script, preset, kernels[v], initrd, timeout=a.timeout,
-                                        name=f"kernels-{v}")
-                    break
-                except vm.GuestKernelError as e:
-                    # A JUMP_LABEL kernel (defconfig) can die at boot under
-                    # multi-threaded TCG ("Oops: int3", see README); say so,
-                    # keep the log, boot once more.
-                    failed_boots.append({"variant": v, "error": str(e).splitlines()[0],
-                                         "console": str(e.console)})
-                    log(f"  {v}: kernel error ({str(e).splitlines()[1].strip()}); "
-                        f"console kept at {e.console}" + ("; retrying" if attempt == 1 else ""))
-                    if attempt == 2:
-                        raise
-            topology.verify(preset, res.sections.get("topology", ""))
-            x = w.parse(res.sections.get("output", ""))[w.metric]
-            values[v].append(x)
-            runs.append({"variant": v, "boot": b, w.metric: x, "run_dir": str(res.run_dir)})
-            log(f"  {v}: {w.metric} {x:g} {w.unit}")
-    va, vb = variants
-    r = stats.ratio(values[vb], values[va])
-    lines = [f"{shlex.join(cmd)} on {preset.name}, one boot per sample, {a.boots} per kernel, "
-             "alternating"]
-    for v in variants:
-        sm = stats.summarize(values[v])
-        lines.append(f"  {v:<12} {w.metric} {sm.mean:.3f} ± {sm.ci95:.3f} {w.unit} (95% CI)  "
-                     f"samples {', '.join(f'{x:.2f}' for x in values[v])}")
-    lines.append(f"  {vb}/{va} = {r.value:.3f} [{r.low:.3f}, {r.high:.3f}]")
-    for fb in failed_boots:
-        lines.append(f"  failed boot (retried): {fb['variant']}: {fb['error']}")
-    text = "\n".join(lines) + "\n"
-    outdir = Path(a.outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    name = a.name or f"kernels-{preset.name}-{'-'.join(variants)}"
-    meta = {v: build.read_meta(v) for v in variants}
-    (outdir / f"{name}.txt").write_text(text)
-    (outdir / f"{name}.json").write_text(json.dumps(
-        {"command": cmd, "preset": preset.name, "values": values, "runs": runs,
-         "ratio": {"value": r.value, "low": r.low, "high": r.high}, "builds": meta,
-         "failed_boots": failed_boots,
-         "qemu_version": vm.qemu_version(), "host": report.host_info(),
-         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, indent=2) + "\n")
-    print(text, end="")
-    print(f"wrote {outdir / (name + '.txt')}")
+    out = kernels.compare(variants, preset, w, a.level, a.size, a.boots, prepare=a.build,
+                          force=a.force, timeout=a.timeout, name=a.name or "",
+                          outdir=Path(a.outdir))
+    print(out.text, end="")
+    print(f"wrote {out.txt}")
     return 0
 
 
 def cmd_stress(a: argparse.Namespace) -> int:
-    presets = [p for p in a.preset.split(",") if p]
-    for name in presets:
-        topology.get(name)  # unknown names fail before the build
-    kernel, initrd = ensure_guest(a.variant, a.build, a.force)
+    presets = _presets(a.preset)
+    for p in presets:
+        stress.check_preset(p)        # before the (KASAN) kernel build
+    if a.seconds < 1:
+        raise HarnessError("--seconds must be at least 1")
+    _variant(a.variant)
+    kernel, initrd = kernels.ensure_guest(a.variant, a.build, a.force)
     ok = True
-    for name in presets:
-        s, path = stress.run(name, a.seconds, kernel, initrd, variant=a.variant,
+    for p in presets:
+        s, path = stress.run(p.name, a.seconds, kernel, initrd, variant=a.variant,
                              outdir=Path(a.outdir), append=a.append.split() if a.append else None)
         print(stress.report(s), end="")
         print(f"wrote {path}")
@@ -275,8 +286,10 @@ def cmd_stress(a: argparse.Namespace) -> int:
 
 def cmd_asym_boot(a: argparse.Namespace) -> int:
     preset = asym.get(a.preset)
+    if a.threads < 0 or a.rounds < 1:
+        raise HarnessError("--threads must be >= 0 and --rounds >= 1")
     if a.build:
-        do_prepare(a.force)
+        tree.prepare(a.force)
         kernel = build.build(asym.VARIANT, arch="arm64")
     else:
         kernel = build.kernel_image(asym.VARIANT, arch="arm64")
@@ -284,7 +297,7 @@ def cmd_asym_boot(a: argparse.Namespace) -> int:
     script = asym.smoke_script(preset, a.threads or preset.big, a.rounds)
     res = vm.run_script(script, preset, kernel, initrd, timeout=a.timeout, name="asym-boot",
                         cmdline=a.append.split() if a.append else None)
-    obs = asym.verify(preset, res.sections.get("topology", ""))
+    obs = preset.verify(res.sections.get("topology", ""))
     log(f"asym topology {preset.name} verified: capacities "
         f"{sorted(set(obs.cap.values()))}, SMT + SD_ASYM_CPUCAPACITY domains")
     sys.stdout.write(res.sections.get("placement", ""))
@@ -292,15 +305,31 @@ def cmd_asym_boot(a: argparse.Namespace) -> int:
 
 
 def cmd_asym_bench(a: argparse.Namespace) -> int:
+    preset = asym.get(a.preset)
+    threads = _levels(a.threads) if a.threads else None
+    if a.wakers:
+        preset.race_cpus()            # the race layout needs SMT, 2 big and 2 little cores
+    if a.rounds < 1 or a.runs < 1 or a.boots < 1:
+        raise HarnessError("--rounds, --runs and --boots must be at least 1")
     if a.build:
-        do_prepare(a.force)
-    out = asym.bench(a.preset, [int(n) for n in a.threads.split(",")] if a.threads else None,
-                     rounds=a.rounds, runs=a.runs, boots=a.boots, spin_ms=a.spin, idle_ms=a.idle,
-                     build_them=a.build, name=a.name, outdir=Path(a.outdir),
-                     concurrent=a.wakers)
+        tree.prepare(a.force)
+    out = asym.bench(preset.name, threads, rounds=a.rounds, runs=a.runs, boots=a.boots,
+                     spin_ms=a.spin, idle_ms=a.idle, build_them=a.build, name=a.name,
+                     outdir=Path(a.outdir), concurrent=a.wakers)
     print(out["table"], end="")
     print(f"wrote {out['txt']}, {out['json']}")
     return 0
+
+
+def cmd_collect(a: argparse.Namespace) -> int:
+    run_dir = Path(a.run_dir)
+    if not run_dir.is_dir():
+        raise HarnessError(f"{run_dir} is not a directory (a run directory is "
+                           f"build/runs/<id>/)")
+    out = collect.collect(run_dir, Path(a.outdir) if a.outdir else None)
+    print(out.text, end="")
+    print("wrote " + ", ".join(map(str, out.paths)))
+    return 0 if out.passed else 1
 
 
 def cmd_export(a: argparse.Namespace) -> int:
@@ -322,16 +351,26 @@ def cmd_compare(a: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- parser
+
 def parser() -> argparse.ArgumentParser:
     # allow_abbrev off: `suite --preset X` must be an error, not `--presets X`.
-    p = argparse.ArgumentParser(prog="idlesteal", description=__doc__, allow_abbrev=False)
+    p = argparse.ArgumentParser(prog="idlesteal", description=__doc__, allow_abbrev=False,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
-    def command(name: str, **kw: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, allow_abbrev=False, **kw)
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, allow_abbrev=False, help=help)
 
-    def variant(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--variant", default="base", help="kernel variant (configs/variants)")
+    def variant(sp: argparse.ArgumentParser, default: str = "steal") -> None:
+        sp.add_argument("--variant", default=default,
+                        help=f"kernel variant (configs/variants; default {default})")
+
+    def files(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--file", action="append", default=[], metavar="HOST[:GUEST]",
+                        help="put a host file or directory into the guest image (repeatable; "
+                        "executables get their shared libraries; default guest path "
+                        "/usr/local/bin/NAME for a file, /opt/NAME for a directory)")
 
     def guest(sp: argparse.ArgumentParser, preset: bool = True, one_variant: bool = True) -> None:
         """Options of the commands that boot a guest; `suite` takes its presets
@@ -346,6 +385,19 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--force", action="store_true", help="prepare --force")
         sp.add_argument("--append", default="", help="extra kernel command line")
 
+    def ab(sp: argparse.ArgumentParser, reps: int) -> None:
+        sp.add_argument("--reps", type=int, default=reps,
+                        help=f"repetitions per side and load level (default {reps})")
+        sp.add_argument("--a", default="NO_STEAL", help="side A sched features (baseline)")
+        sp.add_argument("--b", default="STEAL", help="side B sched features")
+        sp.add_argument("--warmup", type=int, default=1, help="discarded warm-up runs")
+        sp.add_argument("--no-alternate", action="store_true",
+                        help="always run A before B (default alternates per repetition)")
+        sp.add_argument("--dry-run", action="store_true",
+                        help="print what would run and how long it should take, run nothing")
+        sp.add_argument("--outdir", default=str(paths.results_dir()))
+        files(sp)
+
     sp = command("fetch", help="download + verify + extract the Debian kernel source")
     sp.set_defaults(func=cmd_fetch)
 
@@ -355,19 +407,20 @@ def parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_prepare)
 
     sp = command("kernel", help="prepare, configure and build the guest kernel")
-    variant(sp)
+    variant(sp, "base")
     sp.add_argument("--force", action="store_true", help="prepare --force")
     sp.add_argument("--no-prepare", action="store_true", help="build the tree as it is")
     sp.add_argument("-v", "--verbose", action="store_true", help="show all of make's output")
     sp.set_defaults(func=cmd_kernel)
 
     sp = command("check-series", help="build every prefix of the series (bisectability)")
-    variant(sp)
+    variant(sp, "base")
     sp.add_argument("-v", "--verbose", action="store_true")
     sp.set_defaults(func=cmd_check_series)
 
     sp = command("image", help="build the base initramfs")
     sp.add_argument("--arch", default="x86_64", choices=["x86_64", "arm64"])
+    files(sp)
     sp.set_defaults(func=cmd_image)
 
     sp = command("presets", help="list topology presets")
@@ -379,46 +432,46 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--script", help="file with shell commands to run in the guest")
     sp.add_argument("--tools", default="", help=f"extra programs in the image "
                     f"(comma-separated: {', '.join(image.TOOLS)})")
+    files(sp)
     sp.add_argument("--timeout", type=float, default=600, help="script timeout (s)")
     sp.set_defaults(func=cmd_boot)
 
-    sp = command("bench", help="A/B sweep of a workload in one boot")
+    sp = command("bench", help="A/B sweep of a workload in one boot (default: the steal "
+                 "kernel, NO_STEAL against STEAL)")
     guest(sp)
-    sp.add_argument("--workload", default="hackbench",
-                    help=f"one of: {', '.join(workload.WORKLOADS)}")
+    sp.add_argument("--workload", default="",
+                    help=f"one of: {', '.join(workload.WORKLOADS)} (default hackbench); "
+                    "with --command, the name of your own (default custom)")
+    sp.add_argument("--command", dest="command_template", default="",
+                    help="your own workload: a command template with {level} (and "
+                    "optionally {size}), e.g. 'schbench -m {level} -r {size}'")
+    sp.add_argument("--metric", default="",
+                    help="with --command: regular expression whose first group is the metric")
+    sp.add_argument("--higher-better", action="store_true",
+                    help="with --command: a higher metric is better (default: lower)")
+    sp.add_argument("--unit", default="", help="with --command: the metric's unit")
     sp.add_argument("--levels", "--groups", default="1,2,4",
                     help="comma-separated load levels (hackbench/perf groups, sysbench "
-                    "threads, wakelat messengers)")
+                    "threads, wakelat messengers, {level} of --command)")
     sp.add_argument("--size", "--loops", type=int, default=0,
                     help="work per run (hackbench/perf loops, sysbench events or locks, "
-                    "wakelat seconds); default: the workload's")
-    sp.add_argument("--reps", type=int, default=3, help="repetitions per side and group count")
-    sp.add_argument("--a", default="NO_NI_RANDOM", help="side A sched features (baseline)")
-    sp.add_argument("--b", default="NI_RANDOM", help="side B sched features")
-    sp.add_argument("--warmup", type=int, default=1, help="discarded warm-up runs")
-    sp.add_argument("--no-alternate", action="store_true",
-                    help="always run A before B (default alternates per repetition)")
+                    "wakelat seconds, {size} of --command); default: the workload's")
+    ab(sp, reps=3)
     sp.add_argument("--extra-args", "--hackbench-args", default="",
                     help="extra arguments for the workload's command")
     sp.add_argument("--name", help="results/<name>.{json,txt,png}")
-    sp.add_argument("--outdir", default=str(paths.results_dir()))
     sp.add_argument("--timeout", type=float, default=0, help="guest timeout (s)")
     sp.set_defaults(func=cmd_bench)
 
     sp = command("suite", help="the benchmark suite (configs/bench.suite): one A/B "
                  "boot per entry, then results/summary.txt")
     guest(sp, preset=False)
-    sp.set_defaults(variant="steal")
-    sp.add_argument("--file", default="", help="suite file (default configs/bench.suite)")
+    sp.add_argument("--suite-file", default="",
+                    help="suite file (default configs/bench.suite)")
     sp.add_argument("--presets", default="", help="only these presets (comma-separated)")
     sp.add_argument("--workloads", default="", help="only these workloads (comma-separated)")
-    sp.add_argument("--reps", type=int, default=5, help="repetitions per side and level")
-    sp.add_argument("--a", default="NO_STEAL", help="side A sched features (baseline)")
-    sp.add_argument("--b", default="STEAL", help="side B sched features")
-    sp.add_argument("--warmup", type=int, default=1, help="discarded warm-up runs")
-    sp.add_argument("--no-alternate", action="store_true")
+    ab(sp, reps=5)
     sp.add_argument("--extra-args", default="", help="extra arguments for every command")
-    sp.add_argument("--outdir", default=str(paths.results_dir()))
     sp.add_argument("--summary-only", action="store_true",
                     help="only rebuild results/summary.txt from the results there")
     sp.set_defaults(func=cmd_suite)
@@ -478,6 +531,13 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--name", help="results/asym/<name>.{json,txt}")
     sp.add_argument("--outdir", default=str(asym.results_dir()))
     sp.set_defaults(func=cmd_asym_bench)
+
+    sp = command("collect", help="re-read a kept run directory (build/runs/<id>/) into "
+                 "results, as `kunit.py parse` does")
+    sp.add_argument("run_dir", help="build/runs/<id>/ of a bench or stress run")
+    sp.add_argument("--outdir", default="",
+                    help="where the results go (default: where that kind of run writes them)")
+    sp.set_defaults(func=cmd_collect)
 
     sp = command("compare", help="two suite summaries side by side: did the second run "
                  "reproduce the first?")

@@ -81,3 +81,27 @@ def read_names(data: bytes) -> list[str]:
             break
         names.append(name)
     return names
+
+
+def read_entries(data: bytes) -> list[Entry]:
+    """The entries of an uncompressed newc archive (for tests)."""
+    entries = []
+    pos = 0
+    while pos < len(data):
+        hdr = data[pos:pos + 110]
+        if hdr[:6] != b"070701":
+            raise ValueError(f"bad cpio magic at {pos}")
+        mode = int(hdr[14:22], 16)
+        size = int(hdr[54:62], 16)
+        rdev = (int(hdr[78:86], 16), int(hdr[86:94], 16))
+        namesize = int(hdr[94:102], 16)
+        name = data[pos + 110:pos + 110 + namesize - 1].decode()
+        pos += 110 + namesize
+        pos += (4 - pos % 4) % 4
+        body = data[pos:pos + size]
+        pos += size
+        pos += (4 - pos % 4) % 4
+        if name == "TRAILER!!!":
+            break
+        entries.append(Entry(name, mode, body, rdev))
+    return entries

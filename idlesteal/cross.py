@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 from . import paths, source
-from .util import HarnessError, log, output, run, sha256_file
+from .util import HarnessError, log, output, run
 
 CROSS_PREFIX = "aarch64-linux-gnu-"
 BUSYBOX_PACKAGE = "busybox-static"
@@ -75,22 +75,8 @@ def fetch_deb(package: str) -> Path:
     version, sha = fields.get("Version", ""), fields.get("SHA256", "")
     if not version or not sha:
         raise HarnessError(f"apt-cache show {package}:{ARCH} gave no Version/SHA256")
-    tmp = cache / f"partial-{ARCH}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
     log(f"downloading {package}:{ARCH}={version}")
-    run(["apt-get", "download", "-q", f"{package}:{ARCH}={version}"], cwd=tmp, env=_env(),
-        capture=True)
-    got = list(tmp.glob("*.deb"))
-    if len(got) != 1:
-        raise HarnessError(f"apt-get download left {len(got)} .deb files in {tmp}")
-    if sha256_file(got[0]) != sha:
-        raise HarnessError(f"{got[0].name}: sha256 does not match the archive's {sha}")
-    dest = cache / got[0].name.replace("%3a", ":")
-    os.replace(got[0], dest)
-    tmp.rmdir()
-    log(f"verified {dest.name} sha256 {sha}")
-    return dest
+    return source.download_deb(f"{package}:{ARCH}={version}", sha, _env())
 
 
 def busybox() -> Path:

@@ -17,12 +17,18 @@ Guest protocol, on the second serial port (/dev/ttyS1; /dev/hvc0 on arm64):
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import posixpath
 import re
 import shutil
+import stat
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from . import cpio, paths
+from .guest import read as guest_file
 from .util import HarnessError, log, output, run
 
 BUSYBOX = "/bin/busybox"
@@ -39,53 +45,10 @@ BEGIN = "@@IDLESTEAL BEGIN@@"
 END_RE = re.compile(r"^@@IDLESTEAL END rc=(-?\d+)@@\s*$", re.M)
 SECTION_RE = re.compile(r"^@@SECTION (\S+)@@\s*$")
 
-INIT = r"""#!/bin/sh
-# idlesteal guest init: mount, run /run.sh with output on ttyS1, power off.
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev 2>/dev/null
-mount -t debugfs debugfs /sys/kernel/debug
-mount -t cgroup2 cgroup2 /sys/fs/cgroup
-mount -t tmpfs tmpfs /tmp
-mkdir -p /dev/pts /dev/shm
-mount -t tmpfs tmpfs /dev/shm
-out=/dev/ttyS1
-stty -F $out raw -echo 2>/dev/null
-echo "idlesteal-init: running /run.sh" > /dev/console
-{
-    echo "@@IDLESTEAL BEGIN@@"
-    if [ -f /run.sh ]; then
-        /bin/sh -c '. /lib/idlesteal.sh; . /run.sh' < /dev/null
-        rc=$?
-    else
-        echo "idlesteal-init: no /run.sh in the initramfs"
-        rc=127
-    fi
-    echo "@@IDLESTEAL END rc=$rc@@"
-} > $out 2>&1
-echo "idlesteal-init: done" > /dev/console
-sync
-reboot -f
-sleep 5
-poweroff -f
-"""
+# /init and the helpers /run.sh runs with (idlesteal/guest/*.sh).
+INIT = guest_file("init.sh")
 
-HELPERS = r"""# idlesteal helper functions, sourced before /run.sh.
-# section NAME: the following output belongs to section NAME.
-section() { echo "@@SECTION $1@@"; }
-# fail MSG: print MSG and exit non-zero.
-fail() { echo "idlesteal: FAIL: $*"; exit 1; }
-# set_features WORD...: write each word to sched/features, then verify.
-set_features() {
-    for f in "$@"; do
-        echo "$f" > /sys/kernel/debug/sched/features || fail "cannot set sched feature $f"
-    done
-    for f in "$@"; do
-        grep -qw "$f" /sys/kernel/debug/sched/features || fail "feature $f did not stick"
-    done
-}
-"""
+HELPERS = guest_file("helpers.sh")
 
 
 def init_script(out_dev: str = "/dev/ttyS1", install_applets: bool = False) -> str:
@@ -103,17 +66,25 @@ def image_dir() -> Path:
 
 def shared_libs(binary: str) -> list[str]:
     """Absolute paths of the shared libraries (and loader) a binary needs."""
-    text = output(["ldd", binary], check=False)
-    libs = []
+    return parse_ldd(output(["ldd", binary], check=False))[0]
+
+
+def parse_ldd(text: str) -> tuple[list[str], list[str]]:
+    """ldd's output -> (absolute paths of the libraries and the loader, the
+    names ldd reports 'not found')."""
+    libs: list[str] = []
+    missing: list[str] = []
     for line in text.splitlines():
         line = line.strip()
         if "=>" in line:
             target = line.split("=>", 1)[1].split("(")[0].strip()
             if target.startswith("/"):
                 libs.append(target)
+            elif target == "not found":
+                missing.append(line.split("=>", 1)[0].strip())
         elif line.startswith("/"):
             libs.append(line.split()[0])
-    return libs
+    return libs, missing
 
 
 def compile_workloads(src_dir: Path | None = None, out_dir: Path | None = None,
@@ -174,6 +145,187 @@ class _Tree:
         data = Path(real).read_bytes()
         self.add(cpio.file(guest, data, executable=os.access(real, os.X_OK)))
 
+    def merge(self, entries: Sequence[cpio.Entry], origin: str) -> None:
+        """Add entries (parents before children) that must not silently lose
+        to what is already there, as add() would: a directory may go into an
+        existing one and an identical entry is skipped; anything else at a
+        taken path, or under a path that is not a directory, is an error."""
+        have = {e.name: e for e in self.entries}
+        for e in entries:
+            name = e.name.strip("/")
+            parts = name.split("/")
+            for i in range(1, len(parts)):
+                parent = "/".join(parts[:i])
+                if parent in self.names:
+                    raise HarnessError(f"{origin}: /{name} would be under /{parent}, which "
+                                       "is not a directory in the image")
+            if stat.S_ISDIR(e.mode):
+                if name in self.dirs:
+                    continue
+                if name in self.names:
+                    raise HarnessError(f"{origin}: directory /{name} is a file in the image")
+                self.mkdir(os.path.dirname(name))
+                self.dirs.add(name)
+            else:
+                if name in self.dirs:
+                    raise HarnessError(f"{origin}: /{name} is a directory in the image")
+                if name in self.names:
+                    old = have[name]
+                    if (old.mode, old.data, old.rdev) == (e.mode, e.data, e.rdev):
+                        continue
+                    raise HarnessError(f"{origin}: /{name} is already in the image "
+                                       "(give another GUEST path)")
+                self.mkdir(os.path.dirname(name))
+                self.names.add(name)
+            new = cpio.Entry(name, e.mode, e.data, e.rdev)
+            have[name] = new
+            self.entries.append(new)
+
+
+# Host files for the image (`--file HOST[:GUEST]`, suite `file` lines): a
+# file or a directory tree (regular files, directories and symlinks, modes
+# kept) at its guest path; the shared libraries of the ELF executables among
+# them at their host paths, as for perf.  /usr/local/bin/<name> is the
+# default place of an executable file, /opt/<name> of anything else.
+
+# Guest directories /init mounts over: what the image puts there is hidden.
+MOUNTED = ("/proc", "/sys", "/dev", "/tmp")
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """A host file or directory and where it goes in the guest."""
+    host: Path      # absolute (symlinks not resolved)
+    guest: str      # absolute and normalized
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.guest}"
+
+
+def default_guest_path(host: Path) -> str:
+    """/usr/local/bin/<name> for an executable file, else /opt/<name>."""
+    if host.is_file() and os.access(host, os.X_OK):
+        return f"/usr/local/bin/{host.name}"
+    return f"/opt/{host.name}"
+
+
+def _host_path(text: str, base: Path | None) -> Path:
+    p = Path(os.path.expanduser(text))
+    return Path(os.path.abspath(p if p.is_absolute() else (base or Path.cwd()) / p))
+
+
+def parse_file_spec(text: str, base: Path | None = None) -> FileSpec:
+    """'HOST[:GUEST]' -> FileSpec.  HOST must exist (a file or directory,
+    symlinks followed); a relative HOST is taken from `base` (default: the
+    current directory).  The last ':' separates GUEST unless the whole text
+    names an existing host path.  GUEST must be absolute, without '..', not
+    '/' and not under a directory /init mounts over (MOUNTED)."""
+    want = f"want HOST[:GUEST], got {text!r}"
+    if not isinstance(text, str) or not text or "\0" in text or "\n" in text:
+        raise HarnessError(f"bad file spec: {want}")
+    host_text, guest = text, ""
+    if ":" in text and not _host_path(text, base).exists():
+        host_text, _, guest = text.rpartition(":")
+        if not host_text or not guest:
+            raise HarnessError(f"bad file spec: {want}")
+    host = _host_path(host_text, base)
+    if not host.exists():
+        raise HarnessError(f"file spec {text!r}: no such host file or directory: {host}")
+    if not (host.is_file() or host.is_dir()):
+        raise HarnessError(f"file spec {text!r}: {host} is neither a regular file nor a "
+                           "directory")
+    if not guest:
+        guest = default_guest_path(host)
+    if not guest.startswith("/"):
+        raise HarnessError(f"file spec {text!r}: the guest path {guest!r} must be absolute")
+    if ".." in guest.split("/"):
+        raise HarnessError(f"file spec {text!r}: the guest path {guest!r} must not use '..'")
+    guest = "/" + posixpath.normpath(guest).lstrip("/")
+    if guest == "/":
+        raise HarnessError(f"file spec {text!r}: the guest path must not be / itself")
+    for m in MOUNTED:
+        if guest == m or guest.startswith(m + "/"):
+            raise HarnessError(f"file spec {text!r}: {guest} is under {m}, which the guest's "
+                               "/init mounts over")
+    return FileSpec(host, guest)
+
+
+def _is_elf_exe(path: Path, mode: int) -> bool:
+    if not stat.S_ISREG(mode) or not mode & 0o111:
+        return False
+    with open(path, "rb") as f:
+        return f.read(4) == b"\x7fELF"
+
+
+def _spec_entries(spec: FileSpec) -> tuple[list[cpio.Entry], list[Path]]:
+    """One spec's entries (parents first) and the ELF executables among them."""
+    guest = spec.guest.strip("/")
+    st = spec.host.stat()                      # follows a symlinked HOST
+    exes: list[Path] = []
+    if not spec.host.is_dir():
+        if _is_elf_exe(spec.host, st.st_mode):
+            exes.append(spec.host)
+        return [cpio.Entry(guest, stat.S_IFREG | stat.S_IMODE(st.st_mode),
+                           spec.host.read_bytes())], exes
+    entries = [cpio.Entry(guest, stat.S_IFDIR | stat.S_IMODE(st.st_mode))]
+    for root, dirs, names in os.walk(spec.host):   # symlinked subdirectories are not entered
+        dirs.sort()
+        rel = os.path.relpath(root, spec.host)
+        for name in sorted(dirs + names):
+            host = Path(root) / name
+            name_in = posixpath.normpath(posixpath.join(guest, rel, name))
+            lst = host.lstat()
+            if stat.S_ISLNK(lst.st_mode):
+                entries.append(cpio.symlink(name_in, os.readlink(host)))
+            elif stat.S_ISDIR(lst.st_mode):
+                entries.append(cpio.Entry(name_in, stat.S_IFDIR | stat.S_IMODE(lst.st_mode)))
+            elif stat.S_ISREG(lst.st_mode):
+                entries.append(cpio.Entry(name_in, stat.S_IFREG | stat.S_IMODE(lst.st_mode),
+                                          host.read_bytes()))
+                if _is_elf_exe(host, lst.st_mode):
+                    exes.append(host)
+            else:
+                log(f"{spec}: skipping {host} (not a regular file, directory or symlink)")
+    return entries, exes
+
+
+def file_entries(files: Sequence[str | FileSpec], resolve_libs: bool = True) -> list[cpio.Entry]:
+    """The archive entries for host files (FileSpec or 'HOST[:GUEST]'),
+    parents first: each file or directory tree at its guest path, then, with
+    `resolve_libs`, the shared libraries (and loader) of the dynamically
+    linked ELF executables among them at their host paths (libraries inside
+    a copied directory are already there).  Two specs claiming one guest
+    path differently are an error; so is a library ldd cannot find for a
+    program given as a file of its own (a warning for one in a directory)."""
+    specs = [f if isinstance(f, FileSpec) else parse_file_spec(f) for f in files]
+    t = _Tree()
+    exes: list[tuple[FileSpec, Path]] = []
+    for spec in specs:
+        entries, elves = _spec_entries(spec)
+        t.merge(entries, f"file {spec}")
+        exes += [(spec, e) for e in elves]
+    if exes and not resolve_libs:
+        log("host files: shared libraries are not resolved for this image; "
+            "use statically linked programs")
+        return t.entries
+    for spec, exe in exes:
+        libs, missing = parse_ldd(output(["ldd", str(exe)], check=False))
+        if missing:
+            msg = f"file {spec}: ldd finds no {', '.join(missing)} for {exe}"
+            if exe == spec.host:
+                raise HarnessError(msg + "; the program could not start in the guest")
+            log(f"warning: {msg}")
+        inside = os.path.realpath(spec.host) + "/"
+        for lib in libs:
+            if not os.path.realpath(lib).startswith(inside):
+                t.add_host_file(lib)
+    return t.entries
+
+
+def entries_digest(entries: Sequence[cpio.Entry]) -> str:
+    """A short content hash of entries (names, modes, data)."""
+    return hashlib.sha256(cpio.archive(list(entries))).hexdigest()[:12]
+
 
 def _skeleton(busybox: bytes) -> _Tree:
     """Directories, device nodes and busybox: what every image starts with."""
@@ -196,11 +348,18 @@ def _finish(t: _Tree, init: str) -> list[cpio.Entry]:
     return t.entries
 
 
-def base_entries(arch: str = "x86_64", tools: tuple[str, ...] = ()) -> list[cpio.Entry]:
+def base_entries(arch: str = "x86_64", tools: tuple[str, ...] = (),
+                 files: Sequence[str | FileSpec] = (), *,
+                 extra: Sequence[cpio.Entry] | None = None) -> list[cpio.Entry]:
+    """The base image's entries; `files`: host files to add (file_entries()),
+    or `extra`: their entries, already made.  They go in last, so a clash
+    with anything else in the image is an error (_Tree.merge())."""
+    if extra is None:
+        extra = file_entries(files, resolve_libs=arch == "x86_64")
     if arch == "arm64":
         if tools:
             raise HarnessError(f"no {', '.join(tools)} for the arm64 image")
-        return arm64_entries()
+        return arm64_entries(extra)
     if arch != "x86_64":
         raise HarnessError(f"no initramfs recipe for architecture {arch!r}")
     for tool in (BUSYBOX, HACKBENCH):
@@ -224,10 +383,12 @@ def base_entries(arch: str = "x86_64", tools: tuple[str, ...] = ()) -> list[cpio
         t.add_host_file(host, f"usr/bin/{name}")
         for lib in shared_libs(host):
             t.add_host_file(lib)
-    return _finish(t, INIT)
+    _finish(t, INIT)
+    t.merge(extra, "host files")
+    return t.entries
 
 
-def arm64_entries() -> list[cpio.Entry]:
+def arm64_entries(extra: Sequence[cpio.Entry] = ()) -> list[cpio.Entry]:
     """The arm64 image: Debian's arm64 busybox-static + cross-built workloads."""
     from . import cross
     busybox = cross.busybox()
@@ -235,17 +396,23 @@ def arm64_entries() -> list[cpio.Entry]:
     t.add(cpio.symlink("bin/sh", "/bin/busybox"))
     for exe in compile_workloads(out_dir=image_dir() / "workloads-arm64", cc=cross.cc()):
         t.add(cpio.file(f"usr/bin/{exe.name}", exe.read_bytes(), executable=True))
-    return _finish(t, init_script("/dev/hvc0", install_applets=True))
+    _finish(t, init_script("/dev/hvc0", install_applets=True))
+    t.merge(extra, "host files")
+    return t.entries
 
 
-def build_base(arch: str = "x86_64", tools: tuple[str, ...] = ()) -> Path:
+def build_base(arch: str = "x86_64", tools: tuple[str, ...] = (),
+               files: Sequence[str | FileSpec] = ()) -> Path:
     """Write build/image/base.cpio.gz (base-<arch>.cpio.gz for other
-    architectures, base-<tool>-....cpio.gz with extra tools), only when its
-    content changed."""
+    architectures, base-<tool>-....cpio.gz with extra tools,
+    ...-files-<hash>.cpio.gz with host files, the hash over their entries:
+    guest paths, modes and content), only when its content changed."""
     tools = tuple(sorted(set(tools)))
-    data = cpio.gzipped(base_entries(arch, tools))
+    extra = file_entries(files, resolve_libs=arch == "x86_64")
+    data = cpio.gzipped(base_entries(arch, tools, extra=extra))
     stem = "base" if arch == "x86_64" else f"base-{arch}"
-    path = image_dir() / ("-".join([stem, *tools]) + ".cpio.gz")
+    key = [f"files-{entries_digest(extra)}"] if extra else []
+    path = image_dir() / ("-".join([stem, *tools, *key]) + ".cpio.gz")
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_bytes() != data:
         path.write_bytes(data)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .util import ParseError
+
 _STAMP = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 _RESULT = re.compile(r"^(?P<indent>\s*)(?P<not>not )?ok (?P<num>\d+) (?P<name>[^#]*?)\s*"
                      r"(?:#\s*(?P<directive>\S+).*)?$")
@@ -28,7 +30,7 @@ _SUBTEST = re.compile(r"^(?P<indent>\s*)# Subtest: (?P<name>\S+)")
 _PLAN = re.compile(r"^(?P<indent>\s*)1\.\.(?P<n>\d+)\s*$")
 
 
-class KtapError(ValueError):
+class KtapError(ParseError):
     pass
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .util import ParseError
+
 COLUMNS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
            "guest", "guest_nice")
 
 
-class ProcStatError(ValueError):
+class ProcStatError(ParseError):
     pass
 
 

@@ -15,26 +15,13 @@ percentiles), a third the cost of stealing beside newidle balancing.
 from __future__ import annotations
 
 import json
-import os
-import platform
-import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import stats
-from .bench import BenchSpec, Measurement
+from . import provenance, stats
 
-
-def host_info() -> dict:
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu_model": model, "cores": os.cpu_count(), "kernel": platform.release(),
-            "python": platform.python_version()}
+if TYPE_CHECKING:   # bench imports report (run_ab); annotations only here
+    from .bench import BenchSpec, Measurement
 
 
 def _by(ms: list[Measurement], side: str, level: int) -> list[Measurement]:
@@ -160,21 +147,28 @@ def table(spec: BenchSpec, rows: list[dict]) -> str:
 
 
 def metadata(spec: BenchSpec, preset: str, build_meta: dict, qemu: str, guest: dict) -> dict:
+    """The "meta" block of a results/<name>.json: provenance.provenance()
+    (date, host, QEMU, the kernel's build record) with the fields the suite
+    summary and `compare` read flattened next to it."""
     src = build_meta.get("source", {})
     tree = build_meta.get("tree", {})
+    prov = provenance.provenance({str(build_meta.get("variant")): build_meta})
     return {
-        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "date": prov["date"],
         "debian_package": src.get("package"), "debian_version": src.get("version"),
         "deb_sha256": src.get("sha256"),
         "kernel_variant": build_meta.get("variant"), "config_fragments": build_meta.get("fragments"),
         "tree_head": tree.get("head"), "tree_commits": tree.get("commits"),
         "tree_dirty": tree.get("dirty"),
         "series": tree.get("series"), "series_sha256": tree.get("series_sha256"),
-        "qemu_version": qemu, "host": host_info(), "preset": preset,
+        "qemu_version": qemu, "host": prov["host"], "preset": preset,
         "workload": {"name": spec.workload, "metric": spec.wl.metric, "unit": spec.wl.unit,
                      "higher_better": spec.wl.higher_better, spec.wl.size_name: spec.size,
                      spec.wl.level: spec.levels, "command": spec.command(spec.levels[0]),
-                     "extra_args": spec.extra_args},
+                     "extra_args": spec.extra_args,
+                     # a custom workload's definition (workload.from_json() reads it)
+                     **({"definition": spec.wl.to_json()} if spec.custom is not None else {}),
+                     "files": list(spec.files)},
         "reps": spec.reps, "alternate": spec.alternate, "warmup": spec.warmup,
         "A": list(spec.a.features), "B": list(spec.b.features), "guest": guest,
     }

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .util import ParseError
+
 CPU_FIELDS = ("yld_count", "legacy_zero", "sched_count", "sched_goidle", "ttwu_count",
               "ttwu_local", "rq_cpu_time", "run_delay", "pcount")
 IDLE_TYPES = ("busy", "idle", "newidle")  # __CPU_NOT_IDLE, CPU_IDLE, CPU_NEWLY_IDLE
@@ -28,7 +30,7 @@ DOMAIN_FIELDS = ("alb_count", "alb_failed", "alb_pushed", "sbe_count", "sbe_bala
 CPU_EXTRA_NAMES = ("steal", "steal_fail", "steal_time")
 
 
-class SchedstatError(ValueError):
+class SchedstatError(ParseError):
     pass
 
 

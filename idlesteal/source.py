@@ -177,22 +177,31 @@ def fetch_deb(version: str | None = None) -> tuple[Path, str]:
         raise HarnessError(f"apt-cache show gave no SHA256 for {PACKAGE}={version}")
     if deb.exists() and sha256_file(deb) == expected:
         return deb, expected
-    deb.parent.mkdir(parents=True, exist_ok=True)
-    tmp = deb.parent / "partial"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
     log(f"downloading {PACKAGE}={version} ({int(fields.get('Size', '0')) >> 20} MiB)")
-    run(["apt-get", "download", "-q", f"{PACKAGE}={version}"], cwd=tmp, env=_apt_env())
+    return download_deb(f"{PACKAGE}={version}", expected, _apt_env(), deb), expected
+
+
+def download_deb(spec: str, sha256: str, env: dict[str, str], dest: Path | None = None) -> Path:
+    """`apt-get download spec` (e.g. 'pkg=1.0', 'pkg:arm64=1.0') with the
+    private apt configuration in `env`, checked against `sha256`, moved into
+    the user cache (as `dest`, or under apt's file name).  The one .deb
+    download of the harness, for every architecture."""
+    cache = deb_cache()
+    tmp = cache / ("partial-" + re.sub(r"[^A-Za-z0-9.+-]", "_", spec))
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    run(["apt-get", "download", "-q", spec], cwd=tmp, env=env, capture=True)
     got = list(tmp.glob("*.deb"))
     if len(got) != 1:
-        raise HarnessError(f"apt-get download left {len(got)} .deb files in {tmp}")
+        raise HarnessError(f"apt-get download {spec} left {len(got)} .deb files in {tmp}")
     sha = sha256_file(got[0])
-    if sha != expected:
-        raise HarnessError(f"{got[0].name}: sha256 {sha} does not match the archive's {expected}")
-    os.replace(got[0], deb)
+    if sha != sha256:
+        raise HarnessError(f"{got[0].name}: sha256 {sha} does not match the archive's {sha256}")
+    dest = dest or cache / got[0].name.replace("%3a", ":")
+    os.replace(got[0], dest)
     tmp.rmdir()
-    log(f"verified {deb.name} sha256 {sha}")
-    return deb, sha
+    log(f"verified {dest.name} sha256 {sha}")
+    return dest
 
 
 def extract_tarball(deb: Path, version: str) -> Path:

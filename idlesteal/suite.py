@@ -4,6 +4,21 @@ configs/bench.suite has one entry per line:
 
     <preset> <workload> <levels> [size]      # comment
 
+and may define workloads of its own (workload.custom()) and add host files
+to the guest image (image.parse_file_spec()):
+
+    workload <name> <command> <metric-regex> lower|higher [unit=U] [size=N]
+             [level=WORD] [size-name=WORD]
+    file <host>[:<guest>]
+
+Lines are split like a shell would (shlex), so quote a command or regular
+expression with spaces, and single-quote one with backslashes; `#` starts a
+comment where a word would.  The command uses {level} (and {size}); the
+regex's first group is the metric; size=N is the default size.  An entry
+names a defined workload like a builtin one, before or after the definition.
+A relative host path is taken from the suite file's directory; every `file`
+goes into the image of every entry.
+
 Every entry is one boot with an A/B sweep (idlesteal bench) written to
 results/<preset>-<workload>.{txt,json,png}.  summarize() then reads those
 JSON files back and writes results/summary.{txt,json}: one line per preset,
@@ -13,11 +28,14 @@ interval and significance, %busy, steals and the steal cost.
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from . import paths, topology, workload
+from . import image, paths, topology, workload
 from .util import HarnessError
+from .workload import Workload
 
 
 @dataclass(frozen=True)
@@ -26,28 +44,100 @@ class Entry:
     workload: str
     levels: list[int]
     size: int            # 0: the workload's default
+    # The workload's definition when the suite defines it (a `workload`
+    # line, workload.custom()'s arguments); None for a builtin workload.
+    custom: dict[str, Any] | None = None
+    # The suite's `file` lines, as "HOST:GUEST" with absolute host paths.
+    files: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         return f"{self.preset}-{self.workload}"
+
+    @property
+    def wl(self) -> Workload:
+        return workload.from_json(self.custom) if self.custom is not None \
+            else workload.get(self.workload)
 
 
 def default_file() -> Path:
     return paths.configs_dir() / "bench.suite"
 
 
-def parse(text: str, where: str = "suite") -> list[Entry]:
-    entries = []
+_WORKLOAD_LINE = ("workload <name> <command> <metric-regex> lower|higher [unit=U] [size=N] "
+                  "[level=WORD] [size-name=WORD]")
+_OPTIONS = {"unit": "unit", "size": "default_size", "level": "level_name",
+            "size-name": "size_name"}
+
+
+def parse_workload_line(words: list[str]) -> dict[str, Any]:
+    """The words after `workload` -> workload.custom()'s arguments (checked)."""
+    if len(words) < 4:
+        raise HarnessError(f"want '{_WORKLOAD_LINE}'")
+    name, command, metric, better = words[:4]
+    if better not in ("lower", "higher"):
+        raise HarnessError(f"want 'lower' or 'higher' (is better) after the regex, "
+                           f"got {better!r}")
+    args: dict[str, Any] = {"name": name, "command": command, "metric": metric,
+                            "higher_better": better == "higher"}
+    for opt in words[4:]:
+        key, eq, value = opt.partition("=")
+        if not eq or key not in _OPTIONS:
+            raise HarnessError(f"unknown option {opt!r}; known: "
+                               + ", ".join(f"{k}=" for k in _OPTIONS))
+        if key == "size":
+            try:
+                args[_OPTIONS[key]] = int(value)
+            except ValueError:
+                raise HarnessError(f"size= wants an integer, got {value!r}") from None
+        else:
+            args[_OPTIONS[key]] = value
+    return workload.custom(**args).to_json()
+
+
+def parse(text: str, where: str = "suite", base: Path | None = None) -> list[Entry]:
+    """The entries of a suite file's text; `base`: the directory relative
+    host paths of `file` lines are taken from (default: the current one)."""
+    defs: dict[str, tuple[int, dict[str, Any]]] = {}
+    files: list[str] = []
+    lines: list[tuple[int, str, list[str]]] = []
     for n, line in enumerate(text.splitlines(), 1):
-        words = line.split("#", 1)[0].split()
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError as e:
+            raise HarnessError(f"{where}:{n}: {e}: {line.strip()!r}") from None
         if not words:
             continue
+        if words[0] == "workload":
+            try:
+                d = parse_workload_line(words[1:])
+            except HarnessError as e:
+                raise HarnessError(f"{where}:{n}: {e}") from None
+            if d["name"] in defs:
+                raise HarnessError(f"{where}:{n}: workload {d['name']!r} is already defined "
+                                   f"on line {defs[d['name']][0]}")
+            defs[d["name"]] = (n, d)
+        elif words[0] == "file":
+            if len(words) != 2:
+                raise HarnessError(f"{where}:{n}: want 'file HOST[:GUEST]', got {line.strip()!r}")
+            try:
+                files.append(str(image.parse_file_spec(words[1], base)))
+            except HarnessError as e:
+                raise HarnessError(f"{where}:{n}: {e}") from None
+        else:
+            lines.append((n, line, words))
+    entries = []
+    for n, line, words in lines:
         if len(words) not in (3, 4):
             raise HarnessError(f"{where}:{n}: want '<preset> <workload> <levels> [size]', "
                                f"got {line.strip()!r}")
         preset, wname, levels = words[:3]
         topology.get(preset)          # unknown names fail here, with the list
-        workload.get(wname)
+        custom = defs[wname][1] if wname in defs else None
+        if custom is None and wname not in workload.WORKLOADS:
+            known = [*workload.WORKLOADS, *defs]
+            raise HarnessError(f"{where}:{n}: unknown workload {wname!r}; known: "
+                               f"{', '.join(known)}")
         try:
             lv = [int(x) for x in levels.split(",")]
             size = int(words[3]) if len(words) == 4 else 0
@@ -56,7 +146,7 @@ def parse(text: str, where: str = "suite") -> list[Entry]:
                                f"{line.strip()!r}") from None
         if not lv or min(lv) < 1 or size < 0:
             raise HarnessError(f"{where}:{n}: levels must be >= 1 and size >= 0")
-        entries.append(Entry(preset, wname, lv, size))
+        entries.append(Entry(preset, wname, lv, size, custom, tuple(files)))
     if not entries:
         raise HarnessError(f"{where}: no entries")
     return entries
@@ -68,15 +158,23 @@ def load(path: Path | None = None) -> list[Entry]:
         text = path.read_text()
     except OSError as e:
         raise HarnessError(f"cannot read the suite file: {e}") from None
-    return parse(text, str(path))
+    return parse(text, str(path), path.parent)
+
+
+def files(entries: list[Entry]) -> list[str]:
+    """The suite's `file` lines ("HOST:GUEST"), once each, in order."""
+    return list(dict.fromkeys(f for e in entries for f in e.files))
 
 
 def select(entries: list[Entry], presets: str = "", workloads: str = "") -> list[Entry]:
     """Entries whose preset and workload are in the comma-separated filters."""
     ps = {p for p in presets.split(",") if p}
     ws = {w for w in workloads.split(",") if w}
+    known = [*workload.WORKLOADS, *dict.fromkeys(e.workload for e in entries
+                                                  if e.workload not in workload.WORKLOADS)]
     for w in ws:
-        workload.get(w)
+        if w not in known:
+            raise HarnessError(f"unknown workload {w!r}; known: {', '.join(known)}")
     out = [e for e in entries if (not ps or e.preset in ps) and (not ws or e.workload in ws)]
     if not out:
         raise HarnessError(f"no suite entry matches presets={presets!r} workloads={workloads!r}")

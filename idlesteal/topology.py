@@ -8,14 +8,28 @@ socket); sockets are spread evenly over the NUMA nodes.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
 
+from .guest import read as guest_file
 from .util import HarnessError
+
+
+# TCG's default qemu64 model has no L3 descriptor in CPUID leaf 4 on this
+# QEMU; "max" (all TCG features, Intel-style leaf 4 with an L3 shared by the
+# die) does, and Linux's LLC / MC domain follow it.
+CPU_MODEL = os.environ.get("IDLESTEAL_QEMU_CPU", "max")
+# Kernel parameters every guest gets (schedstats for /proc/schedstat).
+BASE_CMDLINE = ("panic=-1", "printk.time=1", "schedstats=enable")
 
 
 @dataclass(frozen=True)
 class Preset:
+    """An x86-64 guest machine (vm.Machine): QEMU -smp topology, NUMA
+    nodes, memory, boot timeout and extra kernel parameters."""
     name: str
     sockets: int
     cores: int
@@ -25,10 +39,29 @@ class Preset:
     boot_timeout: int = 120      # seconds until the guest must be running /run.sh
     cmdline: tuple[str, ...] = ()
     about: str = ""
+    qemu: ClassVar[str] = "qemu-system-x86_64"
 
     @property
     def ncpus(self) -> int:
         return self.sockets * self.cores * self.threads
+
+    @property
+    def check_script(self) -> str:
+        """Guest shell lines whose output verify() reads."""
+        return GUEST_SNIPPET
+
+    def verify(self, text: str) -> Observed:
+        return verify(self, text)
+
+    def qemu_command(self, kernel: Path, initrd: Path, console: Path, out: Path,
+                     cmdline: list[str]) -> list[str]:
+        """Console on the first serial port, the script's output on the second."""
+        append = ["console=ttyS0", *BASE_CMDLINE, *self.cmdline, *cmdline]
+        return [self.qemu, "-accel", "tcg,thread=multi", "-machine", "pc", "-cpu", CPU_MODEL,
+                *self.qemu_args(),
+                "-kernel", str(kernel), "-initrd", str(initrd), "-append", " ".join(append),
+                "-nodefaults", "-display", "none", "-no-reboot",
+                "-serial", f"file:{console}", "-serial", f"file:{out}"]
 
     def _groups(self, size: int) -> list[list[int]]:
         return [list(range(i, i + size)) for i in range(0, self.ncpus, size)]
@@ -84,19 +117,7 @@ def get(name: str) -> Preset:
 
 
 # The guest prints one line per CPU and per node; `verify` reads it back.
-GUEST_SNIPPET = r"""
-for d in /sys/devices/system/cpu/cpu[0-9]*; do
-    n=${d##*/cpu}
-    smt=$(cat $d/topology/thread_siblings_list 2>/dev/null || echo -)
-    llc=$(cat $d/cache/index3/shared_cpu_list 2>/dev/null || echo -)
-    pkg=$(cat $d/topology/physical_package_id 2>/dev/null || echo -)
-    echo "cpu $n smt=$smt llc=$llc pkg=$pkg"
-done
-for d in /sys/devices/system/node/node[0-9]*; do
-    [ -d "$d" ] && echo "node ${d##*/node} cpus=$(cat $d/cpulist)"
-done
-echo "online $(cat /sys/devices/system/cpu/online)"
-"""
+GUEST_SNIPPET = guest_file("topology.sh")
 
 
 def parse_cpulist(text: str) -> list[int]:
@@ -151,20 +172,29 @@ def _fmt(cpus: list[int]) -> str:
     return ",".join(map(str, cpus)) or "(none)"
 
 
-def check(preset: Preset, obs: Observed) -> list[str]:
-    """Differences between what the preset promises and what the guest saw."""
+def check_cpus(ncpus: int, online: list[int],
+               groups: list[tuple[str, dict[int, list[int]], list[list[int]]]]) -> list[str]:
+    """The checks every machine shares: all `ncpus` CPUs online, and each
+    (kind, observed cpu -> siblings, expected sibling groups) matching."""
     problems: list[str] = []
-    want_cpus = list(range(preset.ncpus))
-    if obs.online != want_cpus:
-        problems.append(f"online CPUs {_fmt(obs.online)}, expected 0-{preset.ncpus - 1}")
-    for kind, seen, groups in (("SMT siblings", obs.smt, preset.smt_groups()),
-                               ("LLC (L3) siblings", obs.llc, preset.llc_groups())):
-        want = _by_cpu(groups)
+    want_cpus = list(range(ncpus))
+    if online != want_cpus:
+        problems.append(f"online CPUs {_fmt(online)}, expected 0-{ncpus - 1}")
+    for kind, seen, expected in groups:
+        want = _by_cpu(expected)
         bad = [c for c in want_cpus if seen.get(c) != want[c]]
         if bad:
             c = bad[0]
             problems.append(f"{kind}: {len(bad)} CPU(s) differ, e.g. cpu{c} has "
                             f"{_fmt(seen.get(c, []))}, expected {_fmt(want[c])}")
+    return problems
+
+
+def check(preset: Preset, obs: Observed) -> list[str]:
+    """Differences between what the preset promises and what the guest saw."""
+    problems = check_cpus(preset.ncpus, obs.online,
+                          [("SMT siblings", obs.smt, preset.smt_groups()),
+                           ("LLC (L3) siblings", obs.llc, preset.llc_groups())])
     want_nodes = preset.node_groups()
     got_nodes = [obs.nodes[n] for n in sorted(obs.nodes) if obs.nodes[n]]
     if got_nodes != want_nodes:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths
+from . import source
 from .source import SourceInfo
 from .util import HarnessError, log, run
 
@@ -256,6 +257,31 @@ def apply_series(force: bool = False, tree: Path | None = None,
     git("reset", "-q", "--hard", BASE_TAG, cwd=tree)
     git_am(tree, patches)
     return len(patches)
+
+
+def prepare(force: bool = False) -> dict:
+    """Fetch the source, create build/linux if needed and make its HEAD
+    base + patches/series; returns describe() of the tree."""
+    info = source.fetch()
+    create_tree(info)
+    n = apply_series(force=force)
+    desc = describe()
+    log(f"tree {paths.tree_dir()} at {desc['head'][:12]}: base + {len(desc['commits'])} "
+        f"patch(es) ({n} applied now), Debian {info.package} {info.version}")
+    return desc
+
+
+def worktree(path: Path, rev: str) -> Path:
+    """A git worktree of build/linux at `path`, detached at `rev` (created
+    on first use, moved to `rev` afterwards; build/linux's HEAD never moves)."""
+    want = git("rev-parse", rev).strip()
+    if not (path / ".git").exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        git("worktree", "prune")
+        git("worktree", "add", "-q", "--detach", str(path), want)
+    elif git("rev-parse", "HEAD", cwd=path).strip() != want:
+        git("checkout", "-q", "--detach", want, cwd=path)
+    return path
 
 
 def head(tree: Path | None = None) -> str:

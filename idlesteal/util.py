@@ -14,6 +14,12 @@ class HarnessError(RuntimeError):
     """An error with a message meant for the person running the harness."""
 
 
+class ParseError(HarnessError, ValueError):
+    """Guest or tool output that does not read as expected.  A HarnessError,
+    so a suite that catches one broken entry goes on with the rest; still a
+    ValueError for callers that treat it as bad data."""
+
+
 def log(msg: str) -> None:
     print(f"[idlesteal] {msg}", file=sys.stderr, flush=True)
 

@@ -6,7 +6,7 @@ failures are raised as GuestError subclasses naming the console log.
 """
 from __future__ import annotations
 
-import os
+import json
 import re
 import shlex
 import shutil
@@ -14,16 +14,49 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar, Protocol
 
-from . import image, paths
-from .topology import Preset
+from . import image, paths, provenance
 from .util import HarnessError, log
 
 QEMU = "qemu-system-x86_64"
-# TCG's default qemu64 model has no L3 descriptor in CPUID leaf 4 on this
-# QEMU; "max" (all TCG features, Intel-style leaf 4 with an L3 shared by the
-# die) does, and Linux's LLC / MC domain follow it.
-CPU_MODEL = os.environ.get("IDLESTEAL_QEMU_CPU", "max")
+RUN_META = "run.json"
+
+
+class Machine(Protocol):
+    """What vm needs of a guest machine.  topology.Preset (x86-64, QEMU -smp
+    topologies) and asym.AsymPreset (arm64 with big and little cores) are
+    the two; both are booted, checked and reported the same way."""
+    qemu: ClassVar[str]        # the QEMU binary
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def boot_timeout(self) -> int:
+        """Seconds until the guest must be running /run.sh."""
+        ...
+
+    @property
+    def ncpus(self) -> int: ...
+
+    @property
+    def check_script(self) -> str:
+        """Guest shell lines whose output verify() reads."""
+        ...
+
+    def qemu_command(self, kernel: Path, initrd: Path, console: Path, out: Path,
+                     cmdline: list[str]) -> list[str]:
+        """The whole QEMU command line: console log to `console`, the
+        script's output (image.parse_output's markers) to `out`."""
+        ...
+
+    def verify(self, text: str) -> object:
+        """Raise a HarnessError unless the check_script output matches."""
+        ...
+
+    def describe(self) -> str: ...
+
 
 KERNEL_ERROR_RE = re.compile(
     r"(Kernel panic|BUG: |Oops: |WARNING: |general protection fault|"
@@ -75,13 +108,8 @@ class RunResult:
         return self.output.sections
 
 
-def qemu_version() -> str:
-    try:
-        out = subprocess.run([QEMU, "--version"], capture_output=True, text=True).stdout
-    except OSError:
-        return "missing"
-    m = re.search(r"version (\S+)", out)
-    return m.group(1) if m else out.strip()
+def qemu_version(machine: Machine | None = None) -> str:
+    return provenance.qemu_version(machine.qemu if machine else QEMU)
 
 
 def new_run_dir(name: str) -> Path:
@@ -107,35 +135,20 @@ def _tail(path: Path, n: int = 25) -> str:
     return "\n".join("    | " + l for l in lines[-n:])
 
 
-def qemu_command(preset: Preset, kernel: Path, initrd: Path, console: Path, out: Path,
-                 cmdline: list[str]) -> list[str]:
-    append = ["console=ttyS0", "panic=-1", "printk.time=1", "schedstats=enable", *preset.cmdline, *cmdline]
-    return [QEMU, "-accel", "tcg,thread=multi", "-machine", "pc", "-cpu", CPU_MODEL,
-            *preset.qemu_args(),
-            "-kernel", str(kernel), "-initrd", str(initrd), "-append", " ".join(append),
-            "-nodefaults", "-display", "none", "-no-reboot",
-            "-serial", f"file:{console}", "-serial", f"file:{out}"]
-
-
-def run_script(script: str, preset: Preset, kernel: Path, base_initrd: Path, *,
+def run_script(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
                timeout: float = 600, name: str = "run", cmdline: list[str] | None = None,
-               quiet: bool = False) -> RunResult:
-    """Boot, run `script` as /run.sh, return its output; raise GuestError.
-
-    A preset with its own `qemu` (binary) and `qemu_command(kernel, initrd,
-    console, out, cmdline)` is booted with those (idlesteal/asym.py's arm64
-    presets); topology.Preset uses qemu-system-x86_64 and qemu_command()."""
-    qemu = getattr(preset, "qemu", QEMU)
-    if shutil.which(qemu) is None:
-        raise HarnessError(f"{qemu} not found; run `make deps`")
+               quiet: bool = False, meta: dict | None = None) -> RunResult:
+    """Boot `preset`, run `script` as /run.sh, return its output; raise
+    GuestError.  `meta` is kept as run.json in the run directory."""
+    if shutil.which(preset.qemu) is None:
+        raise HarnessError(f"{preset.qemu} not found; run `make deps`")
     rd = new_run_dir(f"{name}-{preset.name}")
     console, out = rd / "console.log", rd / "output.log"
     (rd / "run.sh").write_text(script)
+    if meta is not None:   # what the run was, for `idlesteal collect RUN_DIR`
+        (rd / RUN_META).write_text(json.dumps(meta, indent=2) + "\n")
     initrd = image.initrd_for_run(base_initrd, script, rd / "initrd.cpio.gz")
-    if hasattr(preset, "qemu_command"):
-        cmd = preset.qemu_command(kernel, initrd, console, out, cmdline or [])
-    else:
-        cmd = qemu_command(preset, kernel, initrd, console, out, cmdline or [])
+    cmd = preset.qemu_command(kernel, initrd, console, out, cmdline or [])
     (rd / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
     say = (lambda m: None) if quiet else log
     say(f"booting {preset.name} ({preset.ncpus} vCPUs, TCG) -> {rd}")

@@ -141,3 +141,49 @@ def test_cost_columns_from_steal_counters():
                                            0.0, 1, 0, 0.0, 1e9)])
     assert none["ns_per_attempt"] is None and none["newidle_cost_ns"] is None
 
+
+
+TINY = {"name": "tinybench", "command": "tinybench -n {level} -d {size}",
+        "metric": r"latency p99:\s*([0-9.]+) us", "higher_better": False, "unit": "us",
+        "default_size": 2, "level_name": "workers", "size_name": "seconds"}
+
+
+def test_spec_json_round_trip_builtin_and_custom():
+    for s in (spec(workload="wakelat", extra_args=["-w", "2"]),
+              spec(custom=dict(TINY), files=["/tmp/tinybench:/usr/local/bin/tinybench"])):
+        d = json.loads(json.dumps(s.to_json()))
+        back = bench.BenchSpec.from_json(d)
+        assert back == s and back.wl.to_json() == s.wl.to_json()
+    c = spec(custom=dict(TINY))
+    assert c.workload == "tinybench" and c.wl.is_custom and c.command(3) == \
+        ["tinybench", "-n", "3", "-d", "10"]
+    old = spec().to_json()
+    del old["custom"], old["files"]          # a run.json from before custom workloads
+    assert bench.BenchSpec.from_json(old) == spec()
+    with pytest.raises(bench.BenchParseError, match="not a bench spec"):
+        bench.BenchSpec.from_json({**spec(custom=dict(TINY)).to_json(),
+                                   "custom": {**TINY, "metric": "no group"}})
+
+
+def test_collect_and_report_with_a_custom_workload(tmp_path: Path):
+    s = spec(custom=dict(TINY), files=["/x/tinybench:/usr/local/bin/tinybench"])
+    runs = bench.plan(s)
+    text = bench.script(s, runs)
+    assert "command -v tinybench >/dev/null" in text
+    assert "tinybench -n 2 -d 10 2>&1 || fail 'tinybench failed" in text
+    secs = fake_sections(s, runs, lambda r: 1.0)
+    for r in runs:
+        us = 200.0 if r.side == "A" else 150.0 + r.rep
+        secs[f"{r.tag}.output"] = f"tinybench: {r.level} workers\nlatency p99: {us} us\n"
+    ms = bench.collect(s, runs, secs)
+    assert ms[0].value == 200.0 and ms[0].metrics == {"value": 200.0}
+    rows = report.summarize(s, ms)
+    assert rows[0]["speedup_pct"]["value"] == pytest.approx((200 / 150.5 - 1) * 100)
+    assert "lower is better; tinybench's own" in report.table(s, rows)
+    meta = report.metadata(s, "2x2x2", {}, "7.2.22", {})
+    assert meta["workload"]["definition"] == TINY and meta["workload"]["workers"] == [1, 2]
+    assert meta["workload"]["files"] == s.files
+    assert "definition" not in report.metadata(spec(), "2x2x2", {}, "7.2.22", {})["workload"]
+    secs[f"{runs[1].tag}.output"] = "tinybench: crashed\n"
+    with pytest.raises(bench.BenchParseError, match="tinybench: no match for the metric regex"):
+        bench.collect(s, runs, secs)

@@ -29,3 +29,139 @@ def test_guest_commands_keep_their_options():
     assert (a.presets, a.variant, a.build) == ("2x2x2", "steal", False)
     a = parse("kernels", "--variants", "steal,reference", "--preset", "2x2x2")
     assert (a.variants, a.preset) == ("steal,reference", "2x2x2")
+
+
+# ---------------------------------------------------------------- the CLI driven
+# end to end with the kernel build and the guest faked (kunit_tool_test.py's
+# KUnitMainTest does the same for kunit.py): the paths between argparse and
+# the library, errors included, run without a kernel.
+
+import json
+from pathlib import Path
+
+from idlesteal import bench, kernels, tree
+from idlesteal.util import HarnessError
+
+
+class FakeRunner:
+    """Stands in for kernels.ensure and bench.run_ab; records the calls."""
+
+    def __init__(self, fail: dict[str, Exception] | None = None) -> None:
+        self.fail = fail or {}
+        self.built: list[str] = []
+        self.runs: list[tuple[str, bench.BenchSpec]] = []
+
+    def ensure(self, variant: str, prepare: bool = True, force: bool = False) -> Path:
+        self.built.append(variant)
+        return Path("/fake/bzImage")
+
+    def run_ab(self, spec, preset, kernel, variant, name, outdir, append="", timeout=0) -> dict:
+        self.runs.append((name, spec))
+        if name in self.fail:
+            raise self.fail[name]
+        return {"table": f"table of {name}\n"}
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    r = FakeRunner()
+    monkeypatch.setattr(kernels, "ensure", r.ensure)
+    monkeypatch.setattr(bench, "run_ab", r.run_ab)
+
+    def no_prepare(*a, **kw):
+        raise AssertionError("the tree must not be prepared in this test")
+    monkeypatch.setattr(tree, "prepare", no_prepare)
+    return r
+
+
+SUITE = """\
+2x2x2 hackbench      1,2 10
+2x2x2 wakelat        1   1
+1x1x2 sysbench-mutex 1   100
+"""
+
+
+def test_suite_goes_on_after_a_parse_error_and_fails(fake, tmp_path, capsys):
+    (tmp_path / "s.suite").write_text(SUITE)
+    fake.fail["2x2x2-wakelat"] = bench.BenchParseError("run 3: no RESULT line")
+    rc = cli.main(["suite", "--suite-file", str(tmp_path / "s.suite"),
+                   "--outdir", str(tmp_path / "out"), "--reps", "1"])
+    out, err = capsys.readouterr()
+    assert rc == 1
+    assert [n for n, _ in fake.runs] == ["2x2x2-hackbench", "2x2x2-wakelat",
+                                         "1x1x2-sysbench-mutex"]
+    assert "table of 1x1x2-sysbench-mutex" in out
+    assert "1 suite entry failed: 2x2x2-wakelat" in err
+    assert fake.built == ["steal"]
+
+
+@pytest.mark.parametrize("error", [
+    bench.BenchParseError("x"),
+    __import__("idlesteal.workload", fromlist=["x"]).WorkloadParseError("x"),
+    __import__("idlesteal.schedstat", fromlist=["x"]).SchedstatError("x"),
+    __import__("idlesteal.procstat", fromlist=["x"]).ProcStatError("x"),
+    __import__("idlesteal.ktap", fromlist=["x"]).KtapError("x"),
+])
+def test_every_parse_error_is_a_harness_error(error):
+    assert isinstance(error, HarnessError) and isinstance(error, ValueError)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["stress", "--preset", "1x1x2"], "1x1x2"),
+    (["stress", "--preset", "2x2x2,typo"], "unknown topology preset 'typo'"),
+    (["asym-bench", "--preset", "typo"], "unknown asymmetric preset 'typo'"),
+    (["asym-boot", "--preset", "typo"], "unknown asymmetric preset 'typo'"),
+    (["bench", "--preset", "typo"], "unknown topology preset 'typo'"),
+    (["bench", "--workload", "nope"], "unknown workload 'nope'"),
+    (["bench", "--variant", "nope"], "unknown kernel variant 'nope'"),
+    (["bench", "--a", "no-steal"], "not a sched feature word"),
+    (["bench", "--levels", "0"], "--levels"),
+    (["bench", "--reps", "0"], "--reps"),
+    (["bench", "--metric", "x (\\d+)"], "--metric needs --command"),
+    (["bench", "--command", "prog -n {level}"], "--command needs --metric"),
+    (["bench", "--command", "prog -n 4", "--metric", "(\\d+)"], "{level}"),
+    (["bench", "--file", "/nonexistent/prog"], "/nonexistent/prog"),
+    (["boot", "--tools", "nope"], "unknown tool 'nope'"),
+    (["suite", "--presets", "9x9x9"], "no suite entry matches"),
+    (["kernels", "--variants", "steal"], "two variants"),
+    (["collect", "/nonexistent/run"], "not a directory"),
+])
+def test_arguments_are_checked_before_anything_is_built(fake, argv, message, capsys):
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert message in err and "error:" in err
+    assert fake.built == [] and fake.runs == []
+
+
+def test_bench_without_options_is_steal_against_no_steal(fake, tmp_path):
+    assert cli.main(["bench", "--outdir", str(tmp_path), "--name", "x"]) == 0
+    (name, spec), = fake.runs
+    assert fake.built == ["steal"]
+    assert (spec.a.features, spec.b.features, spec.workload) == (("NO_STEAL",), ("STEAL",),
+                                                                 "hackbench")
+
+
+def test_dry_run_prints_the_plan_and_runs_nothing(fake, tmp_path, capsys):
+    (tmp_path / "s.suite").write_text(SUITE)
+    # A previous result of the first entry: 120 s of guest time for 5 runs.
+    (tmp_path / "2x2x2-hackbench.json").write_text(json.dumps(
+        {"meta": {"guest": {"total_seconds": 120.0}, "warmup": 1}, "runs": [{}] * 4}))
+    assert cli.main(["suite", "--suite-file", str(tmp_path / "s.suite"), "--outdir",
+                     str(tmp_path), "--reps", "2", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert fake.built == [] and fake.runs == []
+    assert out.startswith("suite: 3 entries, 3 boots, ")
+    # hackbench: 1 warm-up + 2 reps x 2 levels x 2 sides = 9 runs, 21 s/run measured
+    assert "2x2x2-hackbench: 1 boot of 2x2x2 (8 vCPUs), 9 runs" in out
+    assert "last run of 2x2x2-hackbench" in out
+    assert cli.main(["bench", "--preset", "1x1x2", "--dry-run", "--outdir", str(tmp_path)]) == 0
+    assert "runs" in capsys.readouterr().out and fake.runs == []
+
+
+def test_custom_workload_from_the_command_line(fake, tmp_path):
+    assert cli.main(["bench", "--workload", "mybench", "--command", "mybench -t {level} -n {size}",
+                     "--metric", r"p99: ([0-9.]+)", "--higher-better", "--size", "7",
+                     "--levels", "2,4", "--outdir", str(tmp_path), "--name", "c"]) == 0
+    (_, spec), = fake.runs
+    assert spec.command(4) == ["mybench", "-t", "4", "-n", "7"]
+    assert spec.wl.higher_better and spec.wl.parse("p99: 12.5\n")[spec.wl.metric] == 12.5

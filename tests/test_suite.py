@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import bench, report, suite
+from idlesteal import bench, report, suite, workload
 from idlesteal.util import HarnessError
 
 from .test_bench import fake_sections, spec
@@ -53,3 +53,82 @@ def test_summary_skips_results_of_the_older_format(tmp_path: Path):
         {"meta": {}, "summary": [{"groups": 1, "A": {}, "B": {}}]}))
     rows, missing = suite.summary_rows(suite.parse("2x2x2 hackbench 1\n"), tmp_path)
     assert rows == [] and missing == ["2x2x2-hackbench (older result format)"]
+
+
+SUITE = r"""
+# my own benchmark beside a builtin one
+file bin/tinybench
+file data:/srv/data          # a directory, at a path of its own
+workload tinybench "tinybench -n {level} -d {size}" 'latency p99:\s*([0-9.]+) us' lower unit=us size=2
+workload tput 'sh -c "tput {level}"' "(?P<ops>\d+) ops/s" higher level=clients size-name=secs
+2x2x2 tinybench 1,2,4
+1x1x2 tput 2 5
+2x2x2 hackbench 1 100
+"""
+
+
+def suite_dir(tmp_path: Path) -> Path:
+    (tmp_path / "bin").mkdir()
+    exe = tmp_path / "bin" / "tinybench"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "my.suite").write_text(SUITE)
+    return tmp_path
+
+
+def test_suite_defines_workloads_and_files(tmp_path: Path):
+    d = suite_dir(tmp_path)
+    entries = suite.load(d / "my.suite")
+    assert [e.name for e in entries] == ["2x2x2-tinybench", "1x1x2-tput", "2x2x2-hackbench"]
+    tiny, tput, hb = entries
+    files = (f"{d}/bin/tinybench:/usr/local/bin/tinybench", f"{d}/data:/srv/data")
+    assert tiny.files == tput.files == hb.files == files
+    assert suite.files(entries) == list(files)
+    assert tiny.custom == {"name": "tinybench", "command": "tinybench -n {level} -d {size}",
+                           "metric": r"latency p99:\s*([0-9.]+) us", "higher_better": False,
+                           "unit": "us", "default_size": 2, "level_name": "level",
+                           "size_name": "size"}
+    assert tiny.size == 0 and tiny.wl.default_size == 2 and tiny.wl.argv(4, 2)[:3] == \
+        ["tinybench", "-n", "4"]
+    assert tiny.wl.parse("latency p99: 12.5 us\n") == {"value": 12.5}
+    assert tput.wl.higher_better and tput.wl.metric == "ops" and tput.wl.level == "clients"
+    assert tput.wl.argv(3, 5) == ["sh", "-c", "tput 3"] and tput.size == 5
+    assert hb.custom is None and hb.wl is workload.get("hackbench")
+    assert [e.name for e in suite.select(entries, workloads="tput,hackbench")] == \
+        ["1x1x2-tput", "2x2x2-hackbench"]
+    with pytest.raises(HarnessError, match="known: hackbench.*tinybench, tput"):
+        suite.select(entries, workloads="nosuch")
+    # what cli's _spec() makes of an entry
+    s = bench.BenchSpec(a=bench.Side("A", ()), b=bench.Side("B", ("STEAL",)), levels=tiny.levels,
+                        size=tiny.size or tiny.wl.default_size, reps=1, custom=tiny.custom,
+                        files=list(tiny.files))
+    assert s.workload == "tinybench" and s.command(1) == ["tinybench", "-n", "1", "-d", "2"]
+
+
+def test_suite_use_before_definition_and_relative_files(tmp_path: Path):
+    (tmp_path / "f.txt").write_text("x")
+    entries = suite.parse("2x2x2 w 1\nworkload w 'w {level}' '(\\d+)' higher\nfile f.txt\n",
+                          "s", tmp_path)
+    assert entries[0].custom["name"] == "w" and entries[0].files == (f"{tmp_path}/f.txt:/opt/f.txt",)
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("workload w 'w {level}' '(\\d+)'\n", r"f:1: want 'workload <name>"),
+    ("workload w 'w {level}' '(\\d+)' faster\n", "f:1: want 'lower' or 'higher'"),
+    ("workload w 'w {level}' '(\\d+)' lower speed=2\n", "f:1: unknown option 'speed=2'"),
+    ("workload w 'w {level}' '(\\d+)' lower size=x\n", "f:1: size= wants an integer"),
+    ("workload w 'w 4' '(\\d+)' lower\n", r"f:1: .*does not use \{level\}"),
+    ("workload w 'w {level}' 'x' lower\n", "f:1: .*has no group"),
+    ("\nworkload hackbench 'hackbench {level}' '(\\d+)' lower\n", "f:2: .*builtin"),
+    ("workload w 'w {level}' '(\\d+)' lower\nworkload w 'w {level}' '(\\d+)' lower\n",
+     "f:2: workload 'w' is already defined on line 1"),
+    ("workload w 'w {level}\n", "f:1: No closing quotation"),
+    ("file /no/such/file\n", "f:1: .*no such host file"),
+    ("file /etc/passwd:etc\n", "f:1: .*must be absolute"),
+    ("file a b\n", "f:1: want 'file HOST"),
+    ("workload w 'w {level}' '(\\d+)' lower\n2x2x2 v 1\n", "f:2: unknown workload 'v'; known: .*w"),
+])
+def test_bad_definitions_name_the_line(text, msg):
+    with pytest.raises(HarnessError, match=msg):
+        suite.parse(text, "f")

@@ -19,7 +19,7 @@ def test_kernel_errors_are_recognized():
 
 def test_qemu_command_line():
     p = topology.get("2x2x2")
-    cmd = vm.qemu_command(p, Path("/k"), Path("/i"), Path("/c.log"), Path("/o.log"), ["foo=1"])
+    cmd = p.qemu_command(Path("/k"), Path("/i"), Path("/c.log"), Path("/o.log"), ["foo=1"])
     assert cmd[0] == "qemu-system-x86_64"
     assert cmd[cmd.index("-accel") + 1] == "tcg,thread=multi"
     assert cmd[cmd.index("-smp") + 1] == "8,sockets=2,dies=1,cores=2,threads=2"

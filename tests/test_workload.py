@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,78 @@ def test_commands():
 def test_unknown_workload_lists_known_ones():
     with pytest.raises(HarnessError, match="known: hackbench"):
         workload.get("schbench")
+
+
+def tiny() -> workload.Workload:
+    return workload.custom("tiny", "tiny -n {level} --size={size} 'a b'",
+                           r"latency p99:\s*(?P<p99>[0-9.]+) us", False, "us", default_size=3,
+                           level_name="workers", size_name="seconds")
+
+
+def test_custom_workload_command_and_parse():
+    w = tiny()
+    assert w.argv(4, 10) == ["tiny", "-n", "4", "--size=10", "a b"]
+    assert w.argv(1, 2, ["-v"])[-1] == "-v"
+    assert (w.binary, w.metric, w.unit, w.higher_better) == ("tiny", "p99", "us", False)
+    assert (w.level, w.size_name, w.default_size) == ("workers", "seconds", 3)
+    assert w.parse("start\nlatency p99: 123.4 us\n") == {"p99": 123.4}
+    assert w.is_custom and not workload.get("hackbench").is_custom
+    # an unnamed group is "value"; braces other than {level}/{size} stay
+    v = workload.custom("x", "sh -c 'echo {level} | awk {print}'", r"(\d+)", True)
+    assert v.argv(2, 1) == ["sh", "-c", "echo 2 | awk {print}"] and v.parse("7\n") == {"value": 7.0}
+
+
+def test_custom_workload_parse_errors():
+    w = tiny()
+    with pytest.raises(workload.WorkloadParseError, match="no match for the metric regex"):
+        w.parse("Segmentation fault\n")
+    with pytest.raises(HarnessError, match="not a number"):
+        workload.custom("x", "x {level}", r"p99: (\S+)", False).parse("p99: 1,5\n")
+    with pytest.raises(workload.WorkloadParseError, match="finite"):
+        workload.custom("x", "x {level}", r"p99: (\S+)", False).parse("p99: nan\n")
+
+
+def test_custom_workload_json_round_trip():
+    w = tiny()
+    d = w.to_json()
+    assert d["command"] == "tiny -n {level} --size={size} 'a b'" and set(d) == set(workload.CUSTOM_KEYS)
+    back = workload.from_json(json.loads(json.dumps(d)))
+    assert back.to_json() == d and back.argv(4, 10) == w.argv(4, 10)
+    assert back.parse("latency p99: 5 us") == {"p99": 5.0}
+    assert workload.get("wakelat").to_json() == {"name": "wakelat"}
+    assert workload.from_json({"name": "wakelat"}) is workload.get("wakelat")
+    assert workload.from_json("hackbench") is workload.get("hackbench")
+
+
+@pytest.mark.parametrize("kw,msg", [
+    (dict(command="tiny -n 4"), r"does not use \{level\}"),
+    (dict(command=""), "empty"),
+    (dict(command="tiny 'unclosed {level}"), "cannot split"),
+    (dict(command="'ti;ny' {level}"), "plain name or path"),
+    (dict(metric="p99: ([0-9.]+"), "does not compile"),
+    (dict(metric="p99: [0-9.]+"), "has no group"),
+    (dict(name="hackbench"), "builtin"),
+    (dict(name="my bench"), "letters, digits"),
+    (dict(higher_better="yes"), "true or false"),
+    (dict(default_size=0), ">= 1"),
+    (dict(unit="us per op"), "one word"),
+    (dict(level_name="command"), "level name"),
+    (dict(level_name="n", size_name="n"), "both"),
+])
+def test_custom_workload_bad_definitions(kw, msg):
+    args = dict(name="tiny", command="tiny -n {level}", metric=r"p99: ([0-9.]+)",
+                higher_better=False)
+    args.update(kw)
+    with pytest.raises(HarnessError, match=msg):
+        workload.custom(**args)
+
+
+def test_from_json_rejects_bad_definitions():
+    with pytest.raises(HarnessError, match="unknown key"):
+        workload.from_json({**tiny().to_json(), "regex": "x"})
+    with pytest.raises(HarnessError, match="lacks metric"):
+        workload.from_json({"name": "x", "command": "x {level}", "higher_better": True})
+    with pytest.raises(HarnessError, match="known: hackbench"):
+        workload.from_json({"name": "schbench"})
+    with pytest.raises(HarnessError, match="not a workload definition"):
+        workload.from_json({"command": "x"})

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import build, cli, image
+from idlesteal import build, image, tree
 
 
 @dataclass
@@ -27,6 +27,6 @@ def guest() -> Guest:
     if os.environ.get("IDLESTEAL_TEST_NO_BUILD"):
         kernel = build.bzimage(variant)
     else:
-        cli.do_prepare()
+        tree.prepare()
         kernel = build.build(variant)
     return Guest(kernel, image.build_base(), variant)

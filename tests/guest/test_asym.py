@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from idlesteal import asym, build, cli, image, vm
+from idlesteal import asym, build, image, tree, vm
 
 pytestmark = pytest.mark.guest
 
@@ -24,7 +24,7 @@ def asym_run():
     if os.environ.get("IDLESTEAL_TEST_NO_BUILD"):
         kernel = build.kernel_image(asym.VARIANT, arch="arm64")
     else:
-        cli.do_prepare()
+        tree.prepare()
         kernel = build.build(asym.VARIANT, arch="arm64")
     initrd = image.build_base("arm64")
     res = vm.run_script(asym.smoke_script(preset, preset.big, ROUNDS,

@@ -7,13 +7,13 @@ import subprocess
 
 import pytest
 
-from idlesteal import cli, paths
+from idlesteal import paths, tree
 
 pytestmark = pytest.mark.guest   # needs the prepared kernel tree
 
 
 def test_sparsemask_bench_builds_and_self_checks():
-    cli.do_prepare()
+    tree.prepare()
     tool = paths.REPO / "tools" / "sparsemask-bench"
     subprocess.run(["make", "-C", str(tool), f"KSRC={paths.tree_dir()}", "-B"], check=True,
                    capture_output=True)

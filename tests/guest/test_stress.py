@@ -1,7 +1,8 @@
 """Short stress run on the debug kernel (KASAN, lockdep, PROVE_RCU), both
 topologies: the same suite as `make stress`, IDLESTEAL_STRESS_SECONDS of load
 per preset (default 60; the Makefile passes STRESS_SHORT_SECONDS).  Minimums
-scale with the duration (stress.THRESHOLDS); summaries go to results/stress/.
+scale with the duration (stress.THRESHOLDS); summaries go to build/stress/, not
+to the tracked results/stress/ (that is `make stress`'s).
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import os
 
 import pytest
 
-from idlesteal import build, stress
+from idlesteal import build, paths, stress
 
 pytestmark = pytest.mark.guest
 
@@ -25,5 +26,7 @@ def debug_kernel(guest):
 @pytest.mark.parametrize("preset", ["2x2x2", "2node"])
 def test_short_stress(guest, debug_kernel, preset):
     seconds = int(os.environ.get("IDLESTEAL_STRESS_SECONDS", "60"))
-    s, path = stress.run(preset, seconds, debug_kernel, guest.initrd)
+    s, path = stress.run(preset, seconds, debug_kernel, guest.initrd,
+                         outdir=paths.build_dir() / "stress")
+    assert paths.results_dir() not in path.parents
     assert s["passed"], f"{path}\n" + stress.report(s)

@@ -1,0 +1,169 @@
+"""Re-parse a kept run directory into results (`idlesteal collect RUN_DIR`),
+as `kunit.py parse` does for a saved log.
+
+vm.run_script() keeps build/runs/<id>/ with run.sh, output.log (the
+script's output), console.log, qemu.cmd and run.json (vm.RUN_META): what
+the run was.  Two kinds are known:
+
+    {"kind": "stress", "preset": NAME, "seconds": N, "variant": V}
+        written by stress.run(); judged again with stress.reevaluate() and
+        written with stress.write_summary() (kernel errors on the console,
+        a failed or truncated script: a FAIL in the summary).
+    {"kind": "bench", "name": NAME, "preset": PRESET, "variant": V,
+     "spec": BenchSpec.to_json(), "build": build meta, "qemu": version}
+        written by bench.run_ab(); the measurements are parsed again and
+        written with report.write() (outdir/<name>.json, .txt, .png).  Kernel
+        errors, a failed script or output that does not parse raise.
+
+collect() returns a Collected: what to print (.text), the files written
+(.paths) and whether the run passed (.passed).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import bench, image, paths, report, stress, topology, vm
+from .util import HarnessError
+
+
+class CollectError(HarnessError):
+    """A run directory that cannot be collected; the message names the file."""
+
+
+@dataclass
+class Collected:
+    """One collected run.  `data`: stress: the summary written (as
+    stress.run() returns it); bench: report.write()'s dict ("table", "json",
+    "txt", maybe "png")."""
+    kind: str                  # "stress" or "bench"
+    passed: bool               # stress: the verdict; bench: always (failures raise)
+    text: str                  # the report to print (stress.report() / the table)
+    paths: list[Path]          # files written
+    data: dict[str, Any] = field(default_factory=dict)
+    measurements: int = 0      # bench: measured (non-warm-up) runs
+
+
+def read_meta(run_dir: Path) -> dict[str, Any]:
+    """run_dir/run.json, checked to be a JSON object with a "kind"."""
+    path = run_dir / vm.RUN_META
+    if not run_dir.is_dir():
+        raise CollectError(f"{run_dir}: not a directory (want a kept run, build/runs/<id>/)")
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise CollectError(f"{path} is missing: {run_dir} was not written by a run that "
+                           f"records what it was (stress or bench), so it cannot be "
+                           f"collected") from None
+    except OSError as e:
+        raise CollectError(f"{path}: {e}") from None
+    try:
+        meta = json.loads(text)
+    except ValueError as e:
+        raise CollectError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("kind"), str):
+        raise CollectError(f"{path}: no \"kind\" (want a JSON object with \"kind\": "
+                           f"{' or '.join(map(repr, KINDS))})")
+    return meta
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError as e:
+        raise CollectError(f"{path}: cannot read it ({e.strerror or e})") from None
+
+
+def _field(meta: dict[str, Any], key: str, kind: type, run_dir: Path) -> Any:
+    value = meta.get(key)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise CollectError(f"{run_dir / vm.RUN_META}: {key!r} missing or not a "
+                           f"{kind.__name__} (got {value!r})")
+    return value
+
+
+def collect_stress(run_dir: Path, meta: dict[str, Any], outdir: Path | None) -> Collected:
+    preset = _field(meta, "preset", str, run_dir)
+    seconds = _field(meta, "seconds", int, run_dir)
+    variant = meta.get("variant") or stress.VARIANT
+    try:
+        topology.get(preset)
+    except HarnessError as e:
+        raise CollectError(f"{run_dir / vm.RUN_META}: {e}") from None
+    out = run_dir / "output.log"
+    raw = _read(out)
+    _read(run_dir / "console.log")
+    if image.BEGIN not in raw:
+        raise CollectError(f"{out}: no {image.BEGIN} marker: the guest script never started "
+                           f"(see {run_dir / 'console.log'})")
+    try:
+        s = stress.reevaluate(run_dir, preset, seconds, variant=str(variant),
+                              note=f"collected from {run_dir}")
+    except (ValueError, KeyError, IndexError) as e:
+        raise CollectError(f"{out}: does not parse as stress output "
+                           f"({type(e).__name__}: {e})") from None
+    s["guest"]["collected"] = True
+    path = stress.write_summary(s, outdir)
+    return Collected("stress", bool(s["passed"]), stress.report(s), [path], s)
+
+
+def collect_bench(run_dir: Path, meta: dict[str, Any], outdir: Path | None) -> Collected:
+    run_json = run_dir / vm.RUN_META
+    name = _field(meta, "name", str, run_dir)
+    preset_name = _field(meta, "preset", str, run_dir)
+    spec_json = _field(meta, "spec", dict, run_dir)
+    build_meta = meta.get("build") or {}
+    qemu = str(meta.get("qemu") or "unknown")
+    try:
+        spec = bench.BenchSpec.from_json(spec_json)
+        _ = spec.wl                  # an unknown workload name fails here
+        preset = topology.get(preset_name)
+    except HarnessError as e:
+        raise CollectError(f"{run_json}: {e}") from None
+    console = run_dir / "console.log"
+    errs = vm.kernel_errors(_read(console))
+    if errs:
+        raise CollectError(f"{console}: the kernel reported errors, the run does not count:\n"
+                           + "\n".join(f"    {e}" for e in errs[:10]))
+    out = run_dir / "output.log"
+    parsed = image.parse_output(_read(out))
+    if parsed is None:
+        raise CollectError(f"{out}: no {image.BEGIN} / END markers: the guest output is "
+                           f"truncated (guest died or timed out?)")
+    if parsed.rc != 0:
+        raise CollectError(f"{out}: the guest script exited with rc={parsed.rc}")
+    sections = parsed.sections
+    try:
+        topology.verify(preset, sections.get("topology", ""))
+        ms = bench.collect(spec, bench.plan(spec), sections)
+    except (HarnessError, ValueError, KeyError, IndexError) as e:
+        raise CollectError(f"{out}: {e}") from None
+    uname = sections.get("meta", "").strip()
+    guest = {"run_dir": str(run_dir), "uname": uname, "collected": True}
+    md = report.metadata(spec, preset_name, build_meta, qemu, guest)
+    res: dict[str, Any] = report.write(name, outdir or paths.results_dir(), spec, ms, md)
+    return Collected("bench", True, res["table"], [v for k, v in res.items() if k != "table"],
+                     res, len(ms))
+
+
+KINDS = {"stress": collect_stress, "bench": collect_bench}
+
+
+def collect(run_dir: Path, outdir: Path | None = None) -> Collected:
+    """Re-parse the kept run directory `run_dir` into results in `outdir`
+    (default: results/stress/ for a stress run, results/ for a bench run).
+
+    Returns a Collected (print .text, list .paths, exit non-zero unless
+    .passed).  Raises CollectError (a HarnessError) naming the file when
+    run.json is missing or of an unknown kind, or the output cannot be
+    parsed; a bench run with kernel errors raises, a stress run with them
+    (or with a failed or truncated script) is collected as failed."""
+    run_dir = Path(run_dir)
+    meta = read_meta(run_dir)
+    kind = meta["kind"]
+    if kind not in KINDS:
+        raise CollectError(f"{run_dir / vm.RUN_META}: unknown kind {kind!r}; known: "
+                           f"{', '.join(KINDS)}")
+    return KINDS[kind](run_dir, meta, outdir)

@@ -1,0 +1,14 @@
+# idlesteal helper functions, sourced before /run.sh.
+# section NAME: the following output belongs to section NAME.
+section() { echo "@@SECTION $1@@"; }
+# fail MSG: print MSG and exit non-zero.
+fail() { echo "idlesteal: FAIL: $*"; exit 1; }
+# set_features WORD...: write each word to sched/features, then verify.
+set_features() {
+    for f in "$@"; do
+        echo "$f" > /sys/kernel/debug/sched/features || fail "cannot set sched feature $f"
+    done
+    for f in "$@"; do
+        grep -qw "$f" /sys/kernel/debug/sched/features || fail "feature $f did not stick"
+    done
+}

@@ -1,0 +1,40 @@
+"""Every guest shell script in idlesteal/guest/ parses with busybox ash."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from idlesteal import asym, guest, image, stress, topology
+
+GUEST_DIR = Path(guest.__file__).parent
+
+
+def as_run(name: str) -> str:
+    """The script as the guest gets it (stress.sh with its generated preamble)."""
+    if name == "stress.sh":
+        return stress.script(stress.Params(seconds=120, ncpus=8))
+    return guest.read(name)
+
+
+def test_every_script_is_known_and_loaded():
+    assert guest.names() == sorted(p.name for p in GUEST_DIR.glob("*.sh"))
+    assert {"init.sh", "helpers.sh", "topology.sh", "asym-topology.sh", "stress.sh"} \
+        <= set(guest.names())
+    assert image.INIT == guest.read("init.sh") and image.HELPERS == guest.read("helpers.sh")
+    assert topology.GUEST_SNIPPET == guest.read("topology.sh")
+    assert asym.GUEST_SNIPPET == guest.read("asym-topology.sh")
+
+
+@pytest.mark.parametrize("name", guest.names())
+def test_busybox_ash_syntax(name: str, tmp_path: Path):
+    if not os.access(image.BUSYBOX, os.X_OK):
+        pytest.fail(f"{image.BUSYBOX} is missing: install busybox-static (`make deps`); "
+                    f"the guest scripts' syntax check needs it")
+    path = tmp_path / name
+    path.write_text(as_run(name))
+    proc = subprocess.run([image.BUSYBOX, "ash", "-n", str(path)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, f"busybox ash -n {name}:\n{proc.stdout}{proc.stderr}"
