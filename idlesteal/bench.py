@@ -14,7 +14,7 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import build, image, procstat, report, schedstat, topology, vm
+from . import build, image, procstat, report, schedstat, stress, topology, vm
 from . import workload as wl
 from .util import HarnessError, ParseError, log
 
@@ -143,7 +143,12 @@ def script(spec: BenchSpec, runs: list[Run]) -> str:
             f"section {r.tag}.newidle_cost",
             f"for f in {NEWIDLE_COST_GLOB}; do [ -r \"$f\" ] && echo \"$f $(cat \"$f\")\"; done",
         ]
-    lines += ["section features.final", "cat /sys/kernel/debug/sched/features"]
+    lines += ["section features.final", "cat /sys/kernel/debug/sched/features",
+              # The series' per-LLC overload masks must be empty once the load
+              # is gone (kernels without the series have no such file).
+              "section overload.after",
+              f"if [ -r {stress.OVERLOAD} ]; then",
+              stress.overload_settled("/tmp/overload").strip(), "fi"]
     return "\n".join(lines) + "\n"
 
 
@@ -245,7 +250,24 @@ def run_ab(spec: BenchSpec, preset: topology.Preset, kernel: Path, variant: str,
                               "qemu": qemu})
     preset.verify(res.sections.get("topology", ""))
     ms = collect(spec, runs, res.sections)
+    overload = res.sections.get("overload.after", "")
     guest = {"uname": res.sections.get("meta", "").strip(), "run_dir": str(res.run_dir),
-             "boot_seconds": round(res.boot_seconds, 1), "total_seconds": round(res.seconds, 1)}
-    return report.write(name, outdir, spec, ms,
-                        report.metadata(spec, preset.name, build_meta, qemu, guest))
+             "boot_seconds": round(res.boot_seconds, 1), "total_seconds": round(res.seconds, 1),
+             "overload_after": overload.splitlines()}
+    out = report.write(name, outdir, spec, ms,
+                       report.metadata(spec, preset.name, build_meta, qemu, guest))
+    left = overload_left(overload)
+    if left:
+        raise HarnessError(f"{name}: CPUs still marked overloaded after the runs: "
+                           + "; ".join(f"llc {llc}: {cpus}" for llc, cpus in left)
+                           + f" (results kept in {out['json']}, run dir {res.run_dir})")
+    return out
+
+
+def overload_left(text: str) -> list[tuple[str, str]]:
+    """(llc, overloaded CPUs) of every LLC whose overload mask is not empty
+    in a settled read of overload_cpus (stress.overload_settled())."""
+    try:
+        return [(llc, cpus) for llc, cpus in stress.parse_overload(text) if cpus]
+    except ValueError as e:
+        raise BenchParseError(f"overload_cpus: {e}") from None

@@ -11,7 +11,7 @@ One guest boot per topology runs, all at the same time and for S seconds:
   * affinity churn: affinity_check (threads that change their own masks and
     check where they run) and `taskset -p` on running hackbench/msgcount
     tasks;
-  * a cgroup with a tight CFS bandwidth limit (cpu.max 5000 100000) running
+  * a cgroup with a tight CFS bandwidth limit (cpu.max 50000 1000000, THROTTLE_MAX) running
     part of the message-passing load plus a busy loop (throttling);
   * STEAL/NO_STEAL and DELAY_DEQUEUE/NO_DELAY_DEQUEUE toggled every second;
   * a monitor reading /sys/kernel/debug/sched/overload_cpus and

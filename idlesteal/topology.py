@@ -1,10 +1,12 @@
-"""Named guest topologies (SOCKETSxCORESxTHREADS), the QEMU options for
-them, and the check that the guest sees what the preset promises.
+"""Named guest topologies (SOCKETSxCORESxTHREADS, optionally with several
+dies per socket), the QEMU options for them, and the check that the guest
+sees what the preset promises.
 
-CPU numbering follows QEMU's: cpu = (socket * cores + core) * threads + thread,
-which is also the order Linux enumerates them from the ACPI MADT.  Each socket
-is one LLC (QEMU reports the L3 as shared by the whole die, one die per
-socket); sockets are spread evenly over the NUMA nodes.
+CPU numbering follows QEMU's: cpu = ((socket * dies + die) * cores + core) *
+threads + thread, which is also the order Linux enumerates them from the
+ACPI MADT.  Each die is one LLC (QEMU's "max" CPU reports the L3 as shared
+by the die; one die per socket unless the preset says otherwise); sockets
+are spread evenly over the NUMA nodes.
 """
 from __future__ import annotations
 
@@ -39,11 +41,12 @@ class Preset:
     boot_timeout: int = 120      # seconds until the guest must be running /run.sh
     cmdline: tuple[str, ...] = ()
     about: str = ""
+    dies: int = 1                # dies per socket: QEMU gives each die its own L3
     qemu: ClassVar[str] = "qemu-system-x86_64"
 
     @property
     def ncpus(self) -> int:
-        return self.sockets * self.cores * self.threads
+        return self.sockets * self.dies * self.cores * self.threads
 
     @property
     def check_script(self) -> str:
@@ -76,7 +79,7 @@ class Preset:
         return self._groups(self.ncpus // self.nodes)
 
     def qemu_args(self) -> list[str]:
-        args = ["-smp", f"{self.ncpus},sockets={self.sockets},dies=1,cores={self.cores},"
+        args = ["-smp", f"{self.ncpus},sockets={self.sockets},dies={self.dies},cores={self.cores},"
                         f"threads={self.threads}",
                 "-m", f"{self.mem_mb}M"]
         if self.nodes > 1:
@@ -90,7 +93,8 @@ class Preset:
         return args
 
     def describe(self) -> str:
-        return (f"{self.name}: {self.sockets} socket(s) x {self.cores} core(s) x "
+        dies = f"{self.dies} dies (LLCs) x " if self.dies > 1 else ""
+        return (f"{self.name}: {self.sockets} socket(s) x {dies}{self.cores} core(s) x "
                 f"{self.threads} thread(s) = {self.ncpus} CPUs, {self.nodes} NUMA node(s), "
                 f"{self.mem_mb} MiB" + (f" — {self.about}" if self.about else ""))
 
@@ -103,6 +107,10 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset("2x4x2", 2, 4, 2, mem_mb=2048, about="2 LLCs x 4 cores x 2 threads, one node"),
     Preset("2node", 2, 2, 2, nodes=2, about="2 NUMA nodes x 1 LLC x 2 cores x 2 threads"),
     Preset("4node", 4, 2, 2, nodes=4, mem_mb=2048, about="4 NUMA nodes, one LLC each"),
+    Preset("8llc", 2, 4, 2, dies=4, nodes=2, mem_mb=2048, boot_timeout=600,
+           cmdline=_QUIET_BIG,
+           about="many small LLCs, AMD-style: 2 sockets x 4 dies (one L3 each) x 4 cores x "
+           "2 threads, 2 nodes"),
     Preset("seed160", 2, 40, 2, nodes=2, mem_mb=4096, boot_timeout=1200, cmdline=_QUIET_BIG,
            about="the seeds' X6-2: 2 sockets x 40 cores x 2 threads, 2 nodes"),
 ]}

@@ -187,3 +187,15 @@ def test_collect_and_report_with_a_custom_workload(tmp_path: Path):
     secs[f"{runs[1].tag}.output"] = "tinybench: crashed\n"
     with pytest.raises(bench.BenchParseError, match="tinybench: no match for the metric regex"):
         bench.collect(s, runs, secs)
+
+
+def test_overload_masks_are_read_after_the_runs_and_must_be_empty():
+    spec = bench.BenchSpec(a=bench.Side("A", ("NO_STEAL",)), b=bench.Side("B", ("STEAL",)),
+                           levels=[1], size=10, reps=1)
+    text = bench.script(spec, bench.plan(spec))
+    assert text.index("section overload.after") > text.rindex("hackbench")
+    assert bench.overload_left("llc 0-3 overloaded \nllc 4-7 overloaded \n") == []
+    assert bench.overload_left("llc 0-3 overloaded \nllc 4-7 overloaded 5,6\n") == [("4-7", "5,6")]
+    assert bench.overload_left("") == []          # a kernel without the series
+    with pytest.raises(bench.BenchParseError):
+        bench.overload_left("garbage\n")

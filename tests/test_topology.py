@@ -85,3 +85,17 @@ def test_wrong_node_count_is_reported():
     text = guest_text(p).replace("node 1 cpus=80-159\n", "").replace("node 0 cpus=0-79", "node 0 cpus=0-159")
     problems = topology.check(p, topology.parse(text))
     assert any("NUMA nodes: guest has 1" in x for x in problems)
+
+
+def test_many_small_llc_preset_has_one_llc_per_die():
+    p = topology.get("8llc")
+    assert (p.ncpus, len(p.llc_groups()), len(p.node_groups())) == (64, 8, 2)
+    assert p.llc_groups()[5] == list(range(40, 48))
+    assert "-smp" in p.qemu_args() and "64,sockets=2,dies=4,cores=4,threads=2" in p.qemu_args()
+    # node 1 is socket 1: its four dies
+    assert p.node_groups()[1] == list(range(32, 64))
+    topology.verify(p, guest_text(p))
+    # A guest that saw one L3 per socket (dies ignored) is caught.
+    wrong = guest_text(p, lambda cpu: list(range(cpu // 32 * 32, cpu // 32 * 32 + 32)))
+    with pytest.raises(topology.TopologyError, match="LLC"):
+        topology.verify(p, wrong)
