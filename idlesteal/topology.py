@@ -41,7 +41,8 @@ class Preset:
     boot_timeout: int = 120      # seconds until the guest must be running /run.sh
     cmdline: tuple[str, ...] = ()
     about: str = ""
-    dies: int = 1                # dies per socket: QEMU gives each die its own L3
+    dies: int = 1                # dies per socket, each its own L3 (see cpu_model)
+    cpu_model: str = ""          # QEMU -cpu; default CPU_MODEL
     qemu: ClassVar[str] = "qemu-system-x86_64"
 
     @property
@@ -60,7 +61,8 @@ class Preset:
                      cmdline: list[str]) -> list[str]:
         """Console on the first serial port, the script's output on the second."""
         append = ["console=ttyS0", *BASE_CMDLINE, *self.cmdline, *cmdline]
-        return [self.qemu, "-accel", "tcg,thread=multi", "-machine", "pc", "-cpu", CPU_MODEL,
+        return [self.qemu, "-accel", "tcg,thread=multi", "-machine", "pc",
+                "-cpu", self.cpu_model or CPU_MODEL,
                 *self.qemu_args(),
                 "-kernel", str(kernel), "-initrd", str(initrd), "-append", " ".join(append),
                 "-nodefaults", "-display", "none", "-no-reboot",
@@ -99,7 +101,15 @@ class Preset:
                 f"{self.mem_mb} MiB" + (f" — {self.about}" if self.about else ""))
 
 
-_QUIET_BIG = ("nowatchdog", "rcupdate.rcu_cpu_stall_suppress=1")
+# Big guests.  lpj=: TCG's CPU model has no CONSTANT_TSC and the guest marks
+# its TSCs unsynchronized, so calibrate_delay_is_known() gives up and every
+# secondary CPU runs calibrate_delay_direct(), which fails under TCG on a
+# loaded host after seconds of trying ("Probably due to long platform
+# interrupts. Consider using lpj=").  A preset value skips it on every CPU.
+# The value does not matter for timing: x86 delays with the TSC (delay_tsc,
+# tsc_enable_sched_clock()); it is the boot CPU's own figure on a 2.6 GHz
+# host (lpj = tsc_khz at HZ=1000).  Measured on 8llc and seed160: docs/scale.md.
+_QUIET_BIG = ("nowatchdog", "rcupdate.rcu_cpu_stall_suppress=1", "lpj=2598097")
 
 PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset("1x1x2", 1, 1, 2, about="one SMT core"),
@@ -107,11 +117,14 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset("2x4x2", 2, 4, 2, mem_mb=2048, about="2 LLCs x 4 cores x 2 threads, one node"),
     Preset("2node", 2, 2, 2, nodes=2, about="2 NUMA nodes x 1 LLC x 2 cores x 2 threads"),
     Preset("4node", 4, 2, 2, nodes=4, mem_mb=2048, about="4 NUMA nodes, one LLC each"),
+    # An L3 per die needs Intel's cache leaf: QEMU's leaf 4 shares the L3 by
+    # the die, while with the host's AMD vendor string TCG's CPU is family 0xf
+    # and Linux puts the LLC at the socket (cacheinfo_amd_init_llc_id()).
     Preset("8llc", 2, 4, 2, dies=4, nodes=2, mem_mb=2048, boot_timeout=600,
-           cmdline=_QUIET_BIG,
+           cmdline=_QUIET_BIG, cpu_model="max,vendor=GenuineIntel",
            about="many small LLCs, AMD-style: 2 sockets x 4 dies (one L3 each) x 4 cores x "
            "2 threads, 2 nodes"),
-    Preset("seed160", 2, 40, 2, nodes=2, mem_mb=4096, boot_timeout=1200, cmdline=_QUIET_BIG,
+    Preset("seed160", 2, 40, 2, nodes=2, mem_mb=4096, boot_timeout=600, cmdline=_QUIET_BIG,
            about="the seeds' X6-2: 2 sockets x 40 cores x 2 threads, 2 nodes"),
 ]}
 

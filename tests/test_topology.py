@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from idlesteal import topology
@@ -99,3 +101,13 @@ def test_many_small_llc_preset_has_one_llc_per_die():
     wrong = guest_text(p, lambda cpu: list(range(cpu // 32 * 32, cpu // 32 * 32 + 32)))
     with pytest.raises(topology.TopologyError, match="LLC"):
         topology.verify(p, wrong)
+
+
+@pytest.mark.parametrize("name", ["seed160", "8llc"])
+def test_big_presets_skip_the_delay_loop_calibration(name):
+    """Every secondary CPU would run calibrate_delay_direct() for seconds under
+    TCG (issue: seed160 had not booted after 10 minutes)."""
+    p = topology.get(name)
+    cmd = p.qemu_command(Path("/k"), Path("/i"), Path("/c"), Path("/o"), [])
+    append = cmd[cmd.index("-append") + 1]
+    assert any(w.startswith("lpj=") and int(w[4:]) > 0 for w in append.split())
