@@ -38,7 +38,7 @@ ASYM_RUNS ?= 3
 ASYM_BOOTS ?= 6
 ASYM_ARGS ?=
 
-.PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference stress \
+.PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference stress bench-scale \
 	stress-short export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench
 
 deps:
@@ -102,6 +102,23 @@ bench: deps
 	$(MAKE) --no-print-directory bench-dd
 	$(MAKE) --no-print-directory bench-asym
 	$(MAKE) --no-print-directory sparsemask-bench
+	$(MAKE) --no-print-directory bench-scale
+
+# Stealing at size (outside CI: a 160-vCPU guest): a small hackbench with
+# NO_STEAL and STEAL interleaved in one boot of each preset; steals, cost per
+# attempt, overload masks empty afterwards, schedstat consistent (bench
+# checks both).  Results: results/scale/scale-<preset>.{txt,json,png}.
+SCALE_PRESETS ?= 2x2x2 8llc seed160
+SCALE_LEVELS ?= 1,2
+SCALE_LOOPS ?= 20
+SCALE_REPS ?= 3
+bench-scale: deps
+	$(IDLESTEAL) kernel --variant $(BENCH_VARIANT)
+	@set -e; for p in $(SCALE_PRESETS); do \
+		$(IDLESTEAL) bench --variant $(BENCH_VARIANT) --no-build --preset $$p \
+			--levels $(SCALE_LEVELS) --size $(SCALE_LOOPS) --reps $(SCALE_REPS) \
+			--name scale-$$p --outdir results/scale $(BENCH_ARGS); \
+	done
 
 # After a `make bench`: its suite figures against the committed ones it
 # overwrote (or any other summary.json / REV:path).

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from . import build, cross, image, paths, stats, topology, tree, vm
+from . import build, cross, image, paths, provenance, stats, topology, tree, vm
 from .guest import read as guest_file
 from .util import HarnessError, log, run
 
@@ -428,10 +428,11 @@ def bench(preset_name: str = DEFAULT_PRESET, threads: list[int] | None = None,
             "boots_per_kernel": boots, "spin_ms": spin_ms, "idle_ms": idle_ms,
             "wakers": race[0] if race else [], "parks": race[1] if race else [],
             "kernels": {k: {"commit": v.commit, "image": str(v.image)} for k, v in ks.items()},
-            "patch": PATCH_SUBJECT, "qemu": vm.qemu_version(), "qemu_cpu": QEMU_CPU,
+            "patch": PATCH_SUBJECT, "qemu_cpu": QEMU_CPU,
             "cross_gcc": cross.toolchain_version(), "guests": guests,
             "seconds": round(time.monotonic() - t0, 1),
-            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            # date, host, qemu_version, builds
+            **provenance.provenance({VARIANT: build.read_meta(VARIANT)}, qemu=preset.qemu)}
     outdir = outdir or results_dir()
     outdir.mkdir(parents=True, exist_ok=True)
     name = name or f"{time.strftime('%Y%m%d-%H%M%S')}-{preset.name}"

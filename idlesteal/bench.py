@@ -122,6 +122,7 @@ def script(spec: BenchSpec, runs: list[Run]) -> str:
     # sched/verbose makes the kernel create sched/domains/ (newidle cost).
     lines = ["echo 1 > /sys/kernel/debug/sched/verbose 2>/dev/null || :",
              "section meta", "uname -a", "cat /proc/cmdline", "nproc",
+             "section possible", "cat /sys/devices/system/cpu/possible",
              "section features.initial", "cat /sys/kernel/debug/sched/features",
              "section topology", topology.GUEST_SNIPPET.strip()]
     w = spec.wl
@@ -250,9 +251,11 @@ def run_ab(spec: BenchSpec, preset: topology.Preset, kernel: Path, variant: str,
                               "qemu": qemu})
     preset.verify(res.sections.get("topology", ""))
     ms = collect(spec, runs, res.sections)
+    check_schedstat(res.sections, runs, preset.ncpus)
     overload = res.sections.get("overload.after", "")
     guest = {"uname": res.sections.get("meta", "").strip(), "run_dir": str(res.run_dir),
              "boot_seconds": round(res.boot_seconds, 1), "total_seconds": round(res.seconds, 1),
+             "possible_cpus": res.sections.get("possible", "").strip(),
              "overload_after": overload.splitlines()}
     out = report.write(name, outdir, spec, ms,
                        report.metadata(spec, preset.name, build_meta, qemu, guest))
@@ -262,6 +265,23 @@ def run_ab(spec: BenchSpec, preset: topology.Preset, kernel: Path, variant: str,
                            + "; ".join(f"llc {llc}: {cpus}" for llc, cpus in left)
                            + f" (results kept in {out['json']}, run dir {res.run_dir})")
     return out
+
+
+def check_schedstat(sections: dict[str, str], runs: list[Run], ncpus: int) -> None:
+    """Every /proc/schedstat snapshot lists the preset's CPUs, each with the
+    same domains, and no CPU counter (all cumulative) goes backwards in a run."""
+    for r in runs:
+        if r.warmup:
+            continue
+        snaps = [schedstat.parse(sections[f"{r.tag}.schedstat.{w}"]) for w in ("before", "after")]
+        for snap in snaps:
+            doms = {tuple(d.name for d in c.domains) for c in snap.cpus.values()}
+            if len(snap.cpus) != ncpus or len(doms) != 1:
+                raise BenchParseError(f"run {r.index}: /proc/schedstat lists {len(snap.cpus)} "
+                                      f"CPUs (want {ncpus}) with domain sets {sorted(doms)}")
+        back = [k for k, v in schedstat.delta(*snaps).totals.items() if v < 0]
+        if back:
+            raise BenchParseError(f"run {r.index}: schedstat {', '.join(back)} went backwards")
 
 
 def overload_left(text: str) -> list[tuple[str, str]]:

@@ -36,7 +36,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import re
 import shlex
 import subprocess
@@ -44,7 +43,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build, image, paths, schedstat, topology, vm
+from . import build, image, paths, provenance, schedstat, topology, vm
 from .guest import read as guest_file
 from .util import HarnessError, log
 
@@ -475,9 +474,8 @@ def summary(preset: topology.Preset, p: Params, v: Verdict, *, variant: str, una
                    "built": meta.get("built", "")},
         "params": dataclasses.asdict(p),
         "guest": guest,
-        "qemu": vm.qemu_version(),
-        "host": {"cores": os.cpu_count(), "load_avg": list(os.getloadavg())},
-        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        # date, host, qemu_version, builds ({variant: build record})
+        **provenance.provenance({variant: meta}),
     }
 
 

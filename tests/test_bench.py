@@ -199,3 +199,19 @@ def test_overload_masks_are_read_after_the_runs_and_must_be_empty():
     assert bench.overload_left("") == []          # a kernel without the series
     with pytest.raises(bench.BenchParseError):
         bench.overload_left("garbage\n")
+
+
+def test_schedstat_snapshots_must_list_every_cpu():
+    spec = bench.BenchSpec(a=bench.Side("A", ("NO_STEAL",)), b=bench.Side("B", ("STEAL",)),
+                           levels=[1], size=10, reps=1, warmup=0)
+    runs = bench.plan(spec)
+    before = (DATA / "schedstat-2x2x2-before.txt").read_text()
+    after = (DATA / "schedstat-2x2x2-after.txt").read_text()
+    sections = {f"{r.tag}.schedstat.{w}": t for r in runs
+                for w, t in (("before", before), ("after", after))}
+    bench.check_schedstat(sections, runs, 8)
+    with pytest.raises(bench.BenchParseError, match="8 CPUs .want 16"):
+        bench.check_schedstat(sections, runs, 16)
+    with pytest.raises(bench.BenchParseError, match="went backwards"):
+        bench.check_schedstat({k.replace("after", "x").replace("before", "after")
+                               .replace("x", "before"): v for k, v in sections.items()}, runs, 8)
