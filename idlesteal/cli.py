@@ -46,11 +46,9 @@ def _variant(name: str) -> str:
 
 
 def _files(a: argparse.Namespace) -> tuple[str, ...]:
-    """--file HOST[:GUEST] options, checked now (image.parse_file_spec)."""
-    specs = tuple(getattr(a, "file", None) or ())
-    for s in specs:
-        image.parse_file_spec(s)
-    return specs
+    """--file HOST[:GUEST] options, checked now and written out whole
+    ("HOST:GUEST", absolute host path) as results record them."""
+    return tuple(str(image.parse_file_spec(s)) for s in getattr(a, "file", None) or ())
 
 
 def _workload(a: argparse.Namespace, name: str) -> tuple[str, dict | None]:
