@@ -63,8 +63,9 @@ def test_ab_machinery_two_settings(guest, tmp_path):
     assert "%speedup" in out["table"]
 
 
-@pytest.mark.parametrize("name", ["1x1x2", "4node"])
+@pytest.mark.parametrize("name", ["1x1x2", "4node", "8llc"])
 def test_other_presets_boot_with_their_topology(guest, name):
+    """8llc: 64 vCPUs, one L3 per die (lpj= and Intel's cache leaf; docs/scale.md)."""
     preset = topology.get(name)
     res = vm.run_script("section topology\n" + topology.GUEST_SNIPPET, preset, guest.kernel,
                         guest.initrd, timeout=120, name="topo")
