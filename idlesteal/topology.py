@@ -43,6 +43,7 @@ class Preset:
     about: str = ""
     dies: int = 1                # dies per socket, each its own L3 (see cpu_model)
     cpu_model: str = ""          # QEMU -cpu; default CPU_MODEL
+    mem_nodes: int = 0           # NUMA nodes of memory only (CXL-like), after the others
     qemu: ClassVar[str] = "qemu-system-x86_64"
 
     @property
@@ -84,10 +85,11 @@ class Preset:
         args = ["-smp", f"{self.ncpus},sockets={self.sockets},dies={self.dies},cores={self.cores},"
                         f"threads={self.threads}",
                 "-m", f"{self.mem_mb}M"]
-        if self.nodes > 1:
-            per_node = self.mem_mb // self.nodes
+        if self.nodes + self.mem_nodes > 1:
+            per_node = self.mem_mb // (self.nodes + self.mem_nodes)
             per_sock = self.sockets // self.nodes
-            for n in range(self.nodes):
+            # The nodes with CPUs first, then the memory-only ones (no -numa cpu).
+            for n in range(self.nodes + self.mem_nodes):
                 args += ["-object", f"memory-backend-ram,id=mem{n},size={per_node}M",
                          "-numa", f"node,nodeid={n},memdev=mem{n}"]
             for s in range(self.sockets):
@@ -97,7 +99,8 @@ class Preset:
     def describe(self) -> str:
         dies = f"{self.dies} dies (LLCs) x " if self.dies > 1 else ""
         return (f"{self.name}: {self.sockets} socket(s) x {dies}{self.cores} core(s) x "
-                f"{self.threads} thread(s) = {self.ncpus} CPUs, {self.nodes} NUMA node(s), "
+                f"{self.threads} thread(s) = {self.ncpus} CPUs, {self.nodes} NUMA node(s)"
+                + (f" + {self.mem_nodes} of memory only" if self.mem_nodes else "") + ", "
                 f"{self.mem_mb} MiB" + (f" — {self.about}" if self.about else ""))
 
 
@@ -117,6 +120,8 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
     Preset("2x4x2", 2, 4, 2, mem_mb=2048, about="2 LLCs x 4 cores x 2 threads, one node"),
     Preset("2node", 2, 2, 2, nodes=2, about="2 NUMA nodes x 1 LLC x 2 cores x 2 threads"),
     Preset("4node", 4, 2, 2, nodes=4, mem_mb=2048, about="4 NUMA nodes, one LLC each"),
+    Preset("2node+mem", 2, 2, 2, nodes=2, mem_nodes=1, mem_mb=1536,
+           about="2node plus a NUMA node of memory only (CXL-like): 3 possible nodes"),
     # An L3 per die needs Intel's cache leaf: QEMU's leaf 4 shares the L3 by
     # the die, while with the host's AMD vendor string TCG's CPU is family 0xf
     # and Linux puts the LLC at the socket (cacheinfo_amd_init_llc_id()).
@@ -222,6 +227,10 @@ def check(preset: Preset, obs: Observed) -> list[str]:
         problems.append(f"NUMA nodes: guest has {len(got_nodes)} "
                         f"({'; '.join(map(_fmt, got_nodes))}), expected {len(want_nodes)} "
                         f"({'; '.join(map(_fmt, want_nodes))})")
+    mem_only = [n for n in sorted(obs.nodes) if not obs.nodes[n]]
+    if len(mem_only) != preset.mem_nodes:
+        problems.append(f"NUMA nodes of memory only: guest has {len(mem_only)}, "
+                        f"expected {preset.mem_nodes}")
     return problems
 
 

@@ -16,6 +16,8 @@ def guest_text(preset: topology.Preset, llc_override=None) -> str:
         lines.append(f"cpu {cpu} smt={fmt(smt[cpu])} llc={fmt(l)} pkg={cpu // (preset.cores * preset.threads)}")
     for n, g in enumerate(preset.node_groups()):
         lines.append(f"node {n} cpus={fmt(g)}")
+    for n in range(preset.mem_nodes):                 # memory only: empty cpulist
+        lines.append(f"node {preset.nodes + n} cpus=")
     lines.append(f"online 0-{preset.ncpus - 1}")
     return "\n".join(lines) + "\n"
 
@@ -111,3 +113,14 @@ def test_big_presets_skip_the_delay_loop_calibration(name):
     cmd = p.qemu_command(Path("/k"), Path("/i"), Path("/c"), Path("/o"), [])
     append = cmd[cmd.index("-append") + 1]
     assert any(w.startswith("lpj=") and int(w[4:]) > 0 for w in append.split())
+
+
+def test_memory_only_node_preset():
+    p = topology.get("2node+mem")
+    args = p.qemu_args()
+    assert "node,nodeid=2,memdev=mem2" in args and "cpu,node-id=2,socket-id=1" not in args
+    assert [a for a in args if a.startswith("cpu,node-id=")] == [
+        "cpu,node-id=0,socket-id=0", "cpu,node-id=1,socket-id=1"]
+    topology.verify(p, guest_text(p))
+    with pytest.raises(topology.TopologyError, match="memory only: guest has 0, expected 1"):
+        topology.verify(p, guest_text(p).replace("node 2 cpus=\n", ""))

@@ -131,7 +131,8 @@ hackbench -g 4 -l 200 >/dev/null
 snap s1
 """
 
-DISABLED = re.compile(r"task stealing disabled: 4 NUMA nodes, sched_steal_node_limit=2")
+DISABLED = re.compile(r"task stealing disabled: 4 NUMA nodes with CPUs, "
+                      r"sched_steal_node_limit=2")
 
 
 @pytest.mark.parametrize("append, steals, warning", [
@@ -152,3 +153,36 @@ def test_node_limit(guest, append, steals, warning):
     else:
         assert DISABLED.search(console), "no boot message saying why stealing is off"
         assert d.totals["steal"] == 0 and d.totals["steal_fail"] == 0
+
+
+def test_memory_only_node_does_not_count(guest):
+    """Review item 8: a NUMA node of memory only (CXL) holds no CPU; 2 nodes
+    with CPUs + 1 of memory only is within the default limit of 2."""
+    preset = topology.get("2node+mem")
+    res = vm.run_script("section topology\n" + topology.GUEST_SNIPPET + NODE_SCRIPT, preset,
+                        guest.kernel, guest.initrd, timeout=600, name="memnode")
+    obs = topology.verify(preset, res.sections["topology"])
+    assert len(obs.nodes) == 3 and obs.nodes[2] == []
+    assert "task stealing disabled" not in res.console.read_text(errors="replace")
+    d = schedstat.delta(schedstat.parse(res.sections["s0"]), schedstat.parse(res.sections["s1"]))
+    assert d.totals["steal"] > 0
+
+
+RELAX_SCRIPT = """
+set -e
+echo 1 > /sys/kernel/debug/sched/verbose
+section flags
+for d in /sys/kernel/debug/sched/domains/cpu0/domain*; do echo "$(cat $d/name) $(cat $d/flags)"; done
+""" + NODE_SCRIPT
+
+
+def test_relaxed_llc_newidle_means_no_stealing(guest):
+    """Review item 3: relax_domain_level=1 takes SD_BALANCE_NEWIDLE off the
+    LLC (MC) domain; stealing is newidle balancing inside the LLC, so none."""
+    res = vm.run_script(RELAX_SCRIPT, topology.get("2x2x2"), guest.kernel, guest.initrd,
+                        timeout=600, name="relax", cmdline=["relax_domain_level=1"])
+    flags = dict(l.split(" ", 1) for l in res.sections["flags"].splitlines() if l.strip())
+    assert "SD_BALANCE_NEWIDLE" in flags["SMT"] and "SD_BALANCE_NEWIDLE" not in flags["MC"]
+    d = schedstat.delta(schedstat.parse(res.sections["s0"]), schedstat.parse(res.sections["s1"]))
+    assert d.totals["steal"] == 0 and d.totals["steal_fail"] == 0
+    assert d.totals["sched_count"] > 0
