@@ -186,3 +186,22 @@ def test_relaxed_llc_newidle_means_no_stealing(guest):
     d = schedstat.delta(schedstat.parse(res.sections["s0"]), schedstat.parse(res.sections["s1"]))
     assert d.totals["steal"] == 0 and d.totals["steal_fail"] == 0
     assert d.totals["sched_count"] > 0
+
+
+HOT_SCRIPT = """
+set -e
+echo 4294967295 > /sys/kernel/debug/sched/migration_cost_ns
+section cost
+cat /sys/kernel/debug/sched/migration_cost_ns
+""" + NODE_SCRIPT
+
+
+def test_smt_siblings_steal_when_every_task_is_hot(guest):
+    """Review item 9: sched_migration_cost_ns = -1 makes every task hot to
+    task_hot(), except between SMT siblings (they share every cache).  On
+    1x1x2 (one core, two threads) stealing is between siblings only."""
+    res = vm.run_script(HOT_SCRIPT, topology.get("1x1x2"), guest.kernel, guest.initrd,
+                        timeout=600, name="hot")
+    assert res.sections["cost"].strip() == "4294967295"
+    d = schedstat.delta(schedstat.parse(res.sections["s0"]), schedstat.parse(res.sections["s1"]))
+    assert d.totals["steal"] > 0
