@@ -383,6 +383,7 @@ def evaluate(sections: dict[str, str], p: Params) -> Verdict:
     v.counts["affinity_checks"] = sum((r.result or {}).get("checks", 0) for r in aruns)
     v.counts["affinity_violations"] = sum((r.result or {}).get("violations", 0) for r in aruns)
     v.counts["affinity_resets"] = sum((r.result or {}).get("affinity_resets", 0) for r in aruns)
+    v.counts["affinity_inactive"] = sum((r.result or {}).get("inactive_mask", 0) for r in aruns)
     v.counts["affinity_mask_changes"] = sum((r.result or {}).get("mask_changes", 0) for r in aruns)
     run_problems = [pr for r in runs for pr in r.problems()]
     if run_problems:
@@ -661,7 +662,8 @@ def report(s: dict) -> str:
     keys = ["steals", "steal_fail", "hotplug_ops", "hotplug_fail", "partition_changes",
             "partition_invalid", "domain_attach", "nr_throttled", "msgcount_runs", "messages",
             "hackbench_runs", "affinity_runs", "affinity_checks", "affinity_violations",
-            "affinity_resets", "taskset_ok", "feature_toggles", "overload_reads"]
+            "affinity_resets", "affinity_inactive", "taskset_ok", "feature_toggles",
+            "overload_reads"]
     for k in keys:
         if k in c:
             lines.append(f"  {k:22s} {c[k]:>12}" + (f"   (min {m[k]})" if k in m else ""))
