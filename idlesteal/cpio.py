@@ -64,23 +64,7 @@ def chardev(name: str, major: int, minor: int) -> Entry:
 
 def read_names(data: bytes) -> list[str]:
     """Names in an uncompressed newc archive (for tests)."""
-    names = []
-    pos = 0
-    while pos < len(data):
-        hdr = data[pos:pos + 110]
-        if hdr[:6] != b"070701":
-            raise ValueError(f"bad cpio magic at {pos}")
-        size = int(hdr[54:62], 16)
-        namesize = int(hdr[94:102], 16)
-        name = data[pos + 110:pos + 110 + namesize - 1].decode()
-        pos += 110 + namesize
-        pos += (4 - pos % 4) % 4
-        pos += size
-        pos += (4 - pos % 4) % 4
-        if name == "TRAILER!!!":
-            break
-        names.append(name)
-    return names
+    return [e.name for e in read_entries(data)]
 
 
 def read_entries(data: bytes) -> list[Entry]:
