@@ -359,6 +359,50 @@ def smoke_script(preset: AsymPreset, threads: int, rounds: int, spin_ms: float =
             "section uname\nuname -a\n")
 
 
+def steal_fit_script(preset: AsymPreset, seconds: int = 5) -> str:
+    """Does stealing respect capacity?  Phase "big": one CPU hog per big CPU
+    and two more, started there and then allowed on the big CPUs and the
+    first little CPU L, so that one always waits on a big CPU, while a pinned sleep loop on L makes it go newidle all the time.
+    Every other task that may move (this shell, kthreadd, unbound kthreads
+    and workqueues) is kept off L first, so the only tasks L may steal are
+    the hogs, whose utilization does not fit L.  Phase "small": the hogs
+    gone, wakelat's short requests (16 threads, kept off L), which fit every
+    CPU."""
+    big = preset.big_cpus()
+    little = [c for c in range(preset.ncpus) if c not in big]
+    allowed = f"{sum(1 << c for c in big + little[:1]):x}"
+    not_l = f"{((1 << preset.ncpus) - 1) & ~(1 << little[0]):x}"
+    lo, hi = big[0], big[-1]
+    return f"""set -e
+section topology
+{GUEST_SNIPPET.strip()}
+# Per-CPU kthreads refuse; they cannot be stolen anyway.
+for p in /proc/[0-9]*; do taskset -p {not_l} ${{p#/proc/}} > /dev/null 2>&1 || true; done
+echo {not_l} > /sys/devices/virtual/workqueue/cpumask
+for c in {' '.join(map(str, little))}; do
+    taskset -c $c sh -c 'while :; do usleep 300; done' &
+done
+hogs=""
+for i in $(seq {len(big) + 2}); do
+    taskset -c {lo}-{hi} sh -c 'while :; do :; done' &
+    hogs="$hogs $!"
+done
+for p in $hogs; do taskset -p {allowed} $p > /dev/null; done
+sleep 1
+section big0
+schedsnap
+sleep {seconds}
+section big1
+schedsnap
+kill $hogs
+section small0
+schedsnap
+wakelat -m 4 -w 3 -d {seconds} -u 50 > /dev/null
+section small1
+schedsnap
+"""
+
+
 def _race_args(race: tuple[list[int], list[int]] | None) -> str:
     if not race:
         return ""
@@ -376,7 +420,7 @@ def bench_script(threads: list[int], rounds: int, runs: int, spin_ms: float,
             lines += [f"section place.n{n}.r{r}",
                       f"placement -n {n} -r {rounds} -s {spin_ms:g} -i {idle_ms:g}{w} "
                       "|| fail placement"]
-    lines += ["section schedstat", "cat /proc/schedstat"]
+    lines += ["section schedstat", "schedsnap"]
     return "\n".join(lines) + "\n"
 
 

@@ -4,7 +4,7 @@
 A then B, or B then A on odd repetitions when alternating), `script()` turns
 the plan into the guest's /run.sh, and `collect()` turns the guest's
 sections back into per-run measurements: the workload's metrics, %busy from
-/proc/stat, the /proc/schedstat deltas (steals, their cost, newidle
+/proc/stat, the /proc/schedstat and sched/debug deltas (steals, their cost, newidle
 balancing) and newidle balance's own cost estimate from debugfs.
 """
 from __future__ import annotations
@@ -135,12 +135,12 @@ def script(spec: BenchSpec, runs: list[Run]) -> str:
             + (" (warm-up)" if r.warmup else ""),
             f"set_features {' '.join(side.features)}" if side.features else ":",
             f"section {r.tag}.features", "cat /sys/kernel/debug/sched/features",
-            f"section {r.tag}.schedstat.before", "cat /proc/schedstat",
+            f"section {r.tag}.schedstat.before", "schedsnap",
             f"section {r.tag}.stat.before", "cat /proc/stat",
             f"section {r.tag}.output",
             f"{cmd} 2>&1 || fail '{w.name} failed in run {r.index}'",
             f"section {r.tag}.stat.after", "cat /proc/stat",
-            f"section {r.tag}.schedstat.after", "cat /proc/schedstat",
+            f"section {r.tag}.schedstat.after", "schedsnap",
             f"section {r.tag}.newidle_cost",
             f"for f in {NEWIDLE_COST_GLOB}; do [ -r \"$f\" ] && echo \"$f $(cat \"$f\")\"; done",
         ]
@@ -218,8 +218,8 @@ def measure(run: Run, spec: BenchSpec, sections: dict[str, str]) -> Measurement:
     return Measurement(run.index, run.rep, run.level, run.side, list(side.features),
                        metrics[spec.wl.metric], metrics, procstat.busy(s0, s1),
                        d.per_cpu("sched_count"), d.per_cpu("sched_goidle"),
-                       d.per_cpu("ttwu_count"), d.per_cpu("steal"), d.per_cpu("steal_fail"),
-                       d.per_cpu("steal_time"),
+                       d.per_cpu("ttwu_count"), d.per_cpu("steal_tasks"),
+                       d.per_cpu("steal_failed"), d.per_cpu("steal_search_ns"),
                        d.newidle_lb / d.ncpus, d.newidle_gained / d.ncpus,
                        parse_newidle_cost(sections.get(f"{t}.newidle_cost", "")),
                        procstat.cpu_ns(s0, s1))

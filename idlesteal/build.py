@@ -223,6 +223,12 @@ def read_meta(variant: str) -> dict:
         return {}
 
 
+def config_enabled(variant: str, option: str) -> bool:
+    """Is `option` (CONFIG_...) =y in the variant's built configuration?"""
+    cfg = paths.obj_dir(variant) / ".config"
+    return cfg.exists() and f"{option}=y" in cfg.read_text().splitlines()
+
+
 def kernel_image(variant: str, obj: Path | None = None, arch: str | None = None) -> Path:
     """The built image of a variant (any architecture); error if not built."""
     arch = arch or arch_of(variant)

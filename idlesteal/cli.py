@@ -275,7 +275,8 @@ def cmd_stress(a: argparse.Namespace) -> int:
     ok = True
     for p in presets:
         s, path = stress.run(p.name, a.seconds, kernel, initrd, variant=a.variant,
-                             outdir=Path(a.outdir), append=a.append.split() if a.append else None)
+                             outdir=Path(a.outdir), append=a.append.split() if a.append else None,
+                             kcsan_races=build.config_enabled(a.variant, "CONFIG_KCSAN"))
         print(stress.report(s), end="")
         print(f"wrote {path}")
         ok = ok and s["passed"]

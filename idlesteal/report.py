@@ -5,7 +5,8 @@ the primary metric and %busy also show the 95% confidence half-width):
 
     grps time %busy sched idle wake nidle steal %speedup
 
-sched/idle/wake/steal are /proc/schedstat deltas averaged per CPU, as in the
+sched/idle/wake are /proc/schedstat deltas and steal the sched/debug steal_tasks
+delta, averaged per CPU, as in the
 seeds; nidle is newidle balances per CPU.  %speedup (side B only) is how much
 better B is than A (time A / time B - 1 for times, B / A - 1 for
 throughput), with its 95% interval and Welch's p-value; '*' marks p < 0.05.
@@ -140,9 +141,9 @@ def table(spec: BenchSpec, rows: list[dict]) -> str:
                f"over {spec.reps} rep(s); sched/idle/wake/steal: schedstat deltas per CPU, "
                "nidle = newidle balances per CPU; %speedup = B better than A by, [95% CI], "
                "* = Welch p < 0.05; cost: steal attempts per CPU and run, mean time per "
-               "attempt and per successful steal (schedstat steal_time), newidle = newidle "
+               "attempt and per successful steal (sched/debug steal_search_ns), newidle = newidle "
                "balance's own cost estimate (debugfs max_newidle_lb_cost summed over domains, "
-               "a decaying max), search %CPU = steal_time / CPU time")
+               "a decaying max), search %CPU = steal_search_ns / CPU time")
     return "\n".join(out) + "\n"
 
 

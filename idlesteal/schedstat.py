@@ -1,15 +1,21 @@
-"""Parser for /proc/schedstat (version 17 as printed by Linux 7.2's
-kernel/sched/stats.c show_schedstat(), and later versions that append
-fields).
+"""Parser for a scheduler statistics snapshot: /proc/schedstat (version 17
+as printed by Linux 7.2's kernel/sched/stats.c show_schedstat(), and later
+versions that append fields), optionally followed by the per-CPU lines of
+/sys/kernel/debug/sched/debug that carry task stealing (the guest's
+`schedsnap`, idlesteal/guest/helpers.sh):
 
     version 17
     timestamp <jiffies>
     cpu<N> <9 fields> [extra fields...]
     domain<K> <name> <cpumask> <3 idle types x 11 lb fields> <12 fields> [extra...]
+    cpu#<N>[, <MHz> MHz]
+      .<name>      : <integer>
 
-Fields beyond the standard ones are kept in `extra` (a list, in order); the
-names in CPU_EXTRA_NAMES label them positionally (the series appends the
-steal counters to the cpu lines).
+The series keeps /proc/schedstat at version 17 and reports its counters
+(steal_tasks, steal_failed, steal_search_ns) and the cost estimate
+(avg_steal_cost) in debugfs, by name.  The 11-patch series of v1 appended
+the three counters to the cpu lines as version 18; CPU_EXTRA_NAMES reads
+those positionally, so older runs still re-read.
 """
 from __future__ import annotations
 
@@ -26,8 +32,11 @@ LB_FIELDS = ("lb_count", "lb_balanced", "lb_failed", "lb_imbalance_load",
 DOMAIN_FIELDS = ("alb_count", "alb_failed", "alb_pushed", "sbe_count", "sbe_balanced",
                  "sbe_pushed", "sbf_count", "sbf_balanced", "sbf_pushed", "ttwu_wake_remote",
                  "ttwu_move_affine", "ttwu_move_balance")
-# Positional names for cpu-line fields after the standard nine.
-CPU_EXTRA_NAMES = ("steal", "steal_fail", "steal_time")
+# The steal counters, by their names in /sys/kernel/debug/sched/debug.
+STEAL_FIELDS = ("steal_tasks", "steal_failed", "steal_search_ns")
+# Positional names for cpu-line fields after the standard nine (version 18
+# of the v1 series).
+CPU_EXTRA_NAMES = STEAL_FIELDS
 
 
 class SchedstatError(ParseError):
@@ -50,14 +59,18 @@ class Cpu:
     fields: dict[str, int]
     extra: list[int] = field(default_factory=list)
     domains: list[Domain] = field(default_factory=list)
+    debug: dict[str, int] = field(default_factory=dict)  # debugfs name -> value
 
     def extra_named(self) -> dict[str, int]:
         return dict(zip(CPU_EXTRA_NAMES, self.extra))
 
     def get(self, name: str) -> int:
-        """A standard or named extra field; 0 when the kernel has no such field."""
+        """A standard, debugfs or positional extra field; 0 when the kernel
+        has no such field."""
         if name in self.fields:
             return self.fields[name]
+        if name in self.debug:
+            return self.debug[name]
         return self.extra_named().get(name, 0)
 
 
@@ -85,6 +98,7 @@ def parse(text: str) -> Schedstat:
     version = timestamp = None
     cpus: dict[int, Cpu] = {}
     current: Cpu | None = None
+    debug_cpu: Cpu | None = None
     nlb = len(IDLE_TYPES) * len(LB_FIELDS)
     for lineno, line in enumerate(text.splitlines(), 1):
         tok = line.split()
@@ -98,6 +112,18 @@ def parse(text: str) -> Schedstat:
                 raise SchedstatError(f"schedstat version {version} < 17 is not supported")
         elif key == "timestamp":
             timestamp = int(tok[1])
+        elif key.startswith("cpu#"):
+            n = key[4:].rstrip(",")
+            if not n.isdigit():
+                raise SchedstatError(f"{where}: bad debugfs cpu header {line[:60]!r}")
+            if int(n) not in cpus:
+                raise SchedstatError(f"{where}: debugfs cpu {n} has no /proc/schedstat line")
+            debug_cpu = cpus[int(n)]
+        elif key.startswith("."):
+            name, sep, value = line.strip()[1:].partition(":")
+            if debug_cpu is None or not sep:
+                raise SchedstatError(f"{where}: debugfs field outside a cpu# section")
+            debug_cpu.debug[name.strip()] = _ints([value.strip()], where)[0]
         elif key.startswith("cpu") and key[3:].isdigit():
             vals = _ints(tok[1:], where)
             if len(vals) < len(CPU_FIELDS):
@@ -144,7 +170,7 @@ class Delta:
 def delta(before: Schedstat, after: Schedstat) -> Delta:
     if set(before.cpus) != set(after.cpus):
         raise SchedstatError("CPU sets differ between the two snapshots")
-    names = list(CPU_FIELDS) + list(CPU_EXTRA_NAMES)
+    names = list(CPU_FIELDS) + list(STEAL_FIELDS)
     totals = {n: after.total(n) - before.total(n) for n in names}
     return Delta(len(after.cpus), totals,
                  after.lb_total("newidle", "lb_count") - before.lb_total("newidle", "lb_count"),

@@ -43,7 +43,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build, image, paths, provenance, schedstat, topology, vm
+from . import build, image, kcsan, paths, provenance, schedstat, topology, vm
 from .guest import read as guest_file
 from .util import HarnessError, log
 
@@ -345,9 +345,9 @@ def evaluate(sections: dict[str, str], p: Params) -> Verdict:
         before = schedstat.parse(sections.get("schedstat_before", ""))
         after = schedstat.parse(sections.get("schedstat_after", ""))
         d = schedstat.delta(before, after)
-        v.counts["steals"] = d.totals["steal"]
-        v.counts["steal_fail"] = d.totals["steal_fail"]
-        v.counts["steal_time_ns"] = d.totals["steal_time"]
+        v.counts["steals"] = d.totals["steal_tasks"]
+        v.counts["steal_fail"] = d.totals["steal_failed"]
+        v.counts["steal_time_ns"] = d.totals["steal_search_ns"]
         if _domain_names(before) != _domain_names(after):
             fail(f"sched domains differ after the run: before {_domain_names(before)}, "
                  f"after {_domain_names(after)}")
@@ -544,9 +544,13 @@ def check_preset(preset: topology.Preset) -> None:
 
 def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
         variant: str = VARIANT, outdir: Path | None = None,
-        append: list[str] | None = None) -> tuple[dict, Path]:
+        append: list[str] | None = None, kcsan_races: bool = False) -> tuple[dict, Path]:
     """Boot, stress, evaluate; write and return the JSON summary (never
-    raises for a failed run: the summary says why)."""
+    raises for a failed run: the summary says why).
+
+    kcsan_races: the kernel has KCSAN; its data-race reports are collected
+    and sorted (idlesteal/kcsan.py) instead of failing the boot, and the run
+    fails if one touches the series."""
     preset = dataclasses.replace(topology.get(preset_name),
                                  boot_timeout=max(BOOT_TIMEOUT, topology.get(preset_name).boot_timeout))
     check_preset(preset)
@@ -562,7 +566,8 @@ def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
             try:
                 res = vm.run_script(script(p), preset, kernel, initrd, timeout=timeout_for(p),
                                     name="stress", cmdline=[*CMDLINE, *(append or [])],
-                                    meta=run_meta(preset.name, seconds, variant))
+                                    meta=run_meta(preset.name, seconds, variant),
+                                    tolerate=kcsan.DATA_RACE if kcsan_races else None)
                 break
             except vm.GuestKernelError as e:
                 early = errors_before_smp(e.console.read_text(errors="replace"))
@@ -583,6 +588,12 @@ def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
         ev = evaluate(res.sections, p)
         ev.failures = v.failures + ev.failures
         v = ev
+        if kcsan_races:
+            races = kcsan.summarize(kcsan.parse(res.console.read_text(errors="replace")))
+            v.details["kcsan"] = races
+            if races["series"]:
+                v.failures.append(f"KCSAN: {sum(races['series'].values())} data-race "
+                                  f"report(s) touch the series: {', '.join(races['series'])}")
     except vm.GuestError as e:
         error = f"{type(e).__name__}: {e}"
         guest = {"run_dir": str(e.run_dir), "console": str(e.console)}
@@ -678,6 +689,13 @@ def report(s: dict) -> str:
     if s["guest"].get("boot_seconds") is not None:
         lines.append(f"  boot {s['guest'].get('boot_seconds')} s, total "
                      f"{s['guest'].get('total_seconds')} s, run dir {s['guest'].get('run_dir')}")
+    races = s.get("details", {}).get("kcsan")
+    if races is not None:
+        lines.append(f"  KCSAN data-race reports: {races['reports']} "
+                     f"({sum(races['series'].values())} touching the series)")
+        for side in ("series", "base"):
+            for title, n in races[side].items():
+                lines.append(f"    {side:6s} {n:3d} x {title}")
     for f in s["failures"]:
         lines.append(f"  FAIL: {f}")
     for e in s["guest"].get("kernel_errors", [])[:10]:

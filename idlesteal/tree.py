@@ -26,6 +26,9 @@ IDENT_NAME = "idlesteal"
 IDENT_EMAIL = "idlesteal@localhost"
 COVER_LETTER = "0000-cover-letter.patch"
 COVER_TEXT = "cover-letter.txt"
+# The series revision in every subject ("[PATCH v2 03/12] ..."); bump it with
+# each posting of a reworked series.
+SUBJECT_PREFIX = "PATCH v2"
 SERIES_HEADER = ("# Patch series applied on tag `base` with git am, in order.\n"
                  "# Written by `idlesteal export`; 0000-cover-letter.patch is not listed.\n")
 
@@ -355,6 +358,7 @@ def export(tree: Path | None = None, pdir: Path | None = None) -> list[str]:
                 "-c", "format.signature=",
                 "format-patch", "-q", "--zero-commit", "--no-signature", "--no-thread",
                 "--no-attach", "--no-cc", "--no-to", "--abbrev=12", "--numbered",
+                f"--subject-prefix={SUBJECT_PREFIX}",
                 "--cover-letter", "-o", str(tmp), f"{BASE_TAG}..HEAD", cwd=tree, env=_ident_env())
         new = sorted(p.name for p in tmp.glob("*.patch"))
         for old in pdir.glob("*.patch"):

@@ -123,8 +123,11 @@ def new_run_dir(name: str) -> Path:
     return d
 
 
-def kernel_errors(console_text: str) -> list[str]:
-    return [l.strip() for l in console_text.splitlines() if KERNEL_ERROR_RE.search(l)]
+def kernel_errors(console_text: str, tolerate: re.Pattern[str] | None = None) -> list[str]:
+    """Console lines that report a kernel error, except those matching
+    `tolerate` (a KCSAN run collects its data-race reports instead)."""
+    return [l.strip() for l in console_text.splitlines()
+            if KERNEL_ERROR_RE.search(l) and not (tolerate and tolerate.search(l))]
 
 
 def _tail(path: Path, n: int = 25) -> str:
@@ -137,9 +140,11 @@ def _tail(path: Path, n: int = 25) -> str:
 
 def run_script(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
                timeout: float = 600, name: str = "run", cmdline: list[str] | None = None,
-               quiet: bool = False, meta: dict | None = None) -> RunResult:
+               quiet: bool = False, meta: dict | None = None,
+               tolerate: re.Pattern[str] | None = None) -> RunResult:
     """Boot `preset`, run `script` as /run.sh, return its output; raise
-    GuestError.  `meta` is kept as run.json in the run directory."""
+    GuestError.  `meta` is kept as run.json in the run directory; console
+    lines matching `tolerate` are not kernel errors."""
     if shutil.which(preset.qemu) is None:
         raise HarnessError(f"{preset.qemu} not found; run `make deps`")
     rd = new_run_dir(f"{name}-{preset.name}")
@@ -182,7 +187,7 @@ def run_script(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
     (rd / "qemu.log").write_text(qemu_out)
     total = time.monotonic() - t0
     ctext = console.read_text(errors="replace") if console.exists() else ""
-    errors = kernel_errors(ctext)
+    errors = kernel_errors(ctext, tolerate)
     if errors:
         raise GuestKernelError("kernel reported errors:\n" + "\n".join(
             f"    {e}" for e in errors[:10]) + "\n" + _tail(console), console, rd)

@@ -19,7 +19,7 @@ def test_real_7_2_sample_parses():
     assert [d.name for d in cpu0.domains] == ["SMT", "MC", "PKG"]
     assert [d.mask for d in cpu0.domains] == ["03", "0f", "ff"]
     assert s.cpus[5].domains[1].mask == "f0"
-    assert cpu0.extra == [] and cpu0.get("steal") == 0
+    assert cpu0.extra == [] and cpu0.debug == {} and cpu0.get("steal_tasks") == 0
     assert cpu0.fields["sched_count"] > 0
     assert cpu0.fields["legacy_zero"] == 0
     for d in cpu0.domains:
@@ -35,7 +35,7 @@ def test_real_delta_is_positive_and_consistent():
     assert d.ncpus == 8
     for k in ("sched_count", "sched_goidle", "ttwu_count", "pcount"):
         assert d.totals[k] > 0
-    assert d.totals["steal"] == 0
+    assert d.totals["steal_tasks"] == 0
     assert d.newidle_lb >= d.newidle_gained >= 0
     assert d.jiffies > 0
     assert d.per_cpu("sched_count") == pytest.approx(d.totals["sched_count"] / 8)
@@ -54,16 +54,18 @@ def with_extra_fields(text: str, version: int, cpu_extra: list[int], dom_extra: 
     return "\n".join(out) + "\n"
 
 
-def test_extra_cpu_fields_and_newer_version():
+def test_v1_series_version_18_extra_fields():
+    """The v1 series appended its counters to the cpu lines as version 18;
+    runs kept from it still re-read."""
     text = with_extra_fields(real("schedstat-2x2x2-after.txt"), 18, [7, 3, 900], [5])
     s = schedstat.parse(text)
     assert s.version == 18
     c = s.cpus[3]
     assert c.extra == [7, 3, 900]
-    assert c.extra_named() == {"steal": 7, "steal_fail": 3, "steal_time": 900}
-    assert c.get("steal") == 7
+    assert c.extra_named() == {"steal_tasks": 7, "steal_failed": 3, "steal_search_ns": 900}
+    assert c.get("steal_tasks") == 7
     assert c.domains[0].extra == [5]
-    assert s.total("steal") == 56
+    assert s.total("steal_tasks") == 56
 
 
 def test_steal_delta_from_extra_fields():
@@ -71,7 +73,7 @@ def test_steal_delta_from_extra_fields():
     b = schedstat.parse(with_extra_fields(base, 18, [1, 0, 0], []))
     a = schedstat.parse(with_extra_fields(base, 18, [4, 1, 10], []))
     d = schedstat.delta(b, a)
-    assert d.totals["steal"] == 24 and d.totals["steal_fail"] == 8
+    assert d.totals["steal_tasks"] == 24 and d.totals["steal_failed"] == 8
 
 
 def test_domain_mask_with_commas_for_many_cpus():
@@ -93,7 +95,37 @@ def test_domain_mask_with_commas_for_many_cpus():
     ("version 17\ntimestamp 1\ncpu0 1 2 x 4 5 6 7 8 9\n", "non-numeric"),
     ("version 17\ntimestamp 1\n", "no cpu lines"),
     ("version 17\nbogus 1\n", "unexpected line"),
+    ("version 17\ntimestamp 1\ncpu0 1 2 3 4 5 6 7 8 9\n  .steal_tasks : 1\n", "outside a cpu# section"),
+    ("version 17\ntimestamp 1\ncpu0 1 2 3 4 5 6 7 8 9\ncpu#1, 2600.000 MHz\n", "no /proc/schedstat line"),
+    ("version 17\ntimestamp 1\ncpu0 1 2 3 4 5 6 7 8 9\ncpu#x\n", "bad debugfs cpu header"),
+    ("version 17\ntimestamp 1\ncpu0 1 2 3 4 5 6 7 8 9\ncpu#0\n  .steal_tasks : many\n", "non-numeric"),
 ])
 def test_malformed_input_is_rejected(text, msg):
     with pytest.raises(schedstat.SchedstatError, match=msg):
         schedstat.parse(text)
+
+
+def test_series_snapshot_with_debugfs_steal_fields():
+    """`schedsnap` output of the series (2x2x2): /proc/schedstat at version 17,
+    the steal counters and the cost estimate from sched/debug, by name."""
+    before = schedstat.parse(real("schedsnap-2x2x2-before.txt"))
+    after = schedstat.parse(real("schedsnap-2x2x2-after.txt"))
+    assert after.version == 17
+    c3 = after.cpus[3]
+    assert c3.extra == []
+    assert c3.debug == {"avg_idle": 7224034, "max_idle_balance_cost": 20421519,
+                        "avg_steal_cost": 217014, "steal_tasks": 61, "steal_failed": 15,
+                        "steal_search_ns": 7061151}
+    assert all(set(c.debug) == set(c3.debug) for c in after.cpus.values())
+    d = schedstat.delta(before, after)
+    assert d.totals["steal_tasks"] == sum(after.cpus[i].get("steal_tasks")
+                                          - before.cpus[i].get("steal_tasks") for i in range(8))
+    assert d.totals["steal_failed"] > 0 and d.totals["steal_search_ns"] > 0
+    assert "avg_steal_cost" not in d.totals     # a level, not a counter
+
+
+def test_debugfs_header_without_frequency():
+    """Architectures other than x86 print a bare cpu#N."""
+    s = schedstat.parse("version 17\ntimestamp 1\ncpu0 1 2 3 4 5 6 7 8 9\n"
+                        "cpu#0\n  .steal_tasks                   : 4\n")
+    assert s.cpus[0].get("steal_tasks") == 4

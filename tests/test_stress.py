@@ -13,11 +13,15 @@ P = stress.Params(seconds=120, ncpus=8)
 def schedstat_text(steal_per_cpu: int, ncpus: int = 8, ts: int = 1000) -> str:
     lb = " ".join(["0"] * 33)
     dom = " ".join(["0"] * 12)
-    lines = ["version 18", f"timestamp {ts}"]
+    lines = ["version 17", f"timestamp {ts}"]
     for c in range(ncpus):
-        lines.append(f"cpu{c} 0 0 100 10 50 20 1000 2000 30 {steal_per_cpu} 5 {steal_per_cpu * 100}")
+        lines.append(f"cpu{c} 0 0 100 10 50 20 1000 2000 30")
         for k, name in enumerate(("SMT", "MC", "PKG")):
             lines.append(f"domain{k} {name} ff {lb} {dom}")
+    for c in range(ncpus):       # what `schedsnap` adds from sched/debug
+        lines += [f"cpu#{c}, 2600.000 MHz", f"  .steal_tasks                   : {steal_per_cpu}",
+                  "  .steal_failed                  : 5",
+                  f"  .steal_search_ns               : {steal_per_cpu * 100}"]
     return "\n".join(lines) + "\n"
 
 

@@ -63,7 +63,7 @@ def test_export_is_deterministic_and_keeps_cover_text(repo: Path, tmp_path: Path
     assert series == ["0001-sched-add-sparsemask.patch", "0002-sched-fair-steal-tasks.patch"]
     first = {p.name: p.read_text() for p in pdir.iterdir()}
     cover = first["0000-cover-letter.patch"]
-    assert "Subject: [PATCH 0/2] sched: steal idle" in cover
+    assert f"Subject: [{tree.SUBJECT_PREFIX} 0/2] sched: steal idle" in cover
     assert "The blurb." in cover and "***" not in cover
     assert first["0001-sched-add-sparsemask.patch"].startswith("From " + "0" * 40)
     assert tree.read_series(pdir) == [pdir / s for s in series]

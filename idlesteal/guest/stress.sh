@@ -35,7 +35,7 @@ mkdir $CG/thr || fail "cannot create the throttled cgroup"
 echo "$THROTTLE_MAX" > $CG/thr/cpu.max || fail "cannot set cpu.max"
 
 section schedstat_before
-cat /proc/schedstat
+schedsnap
 
 END=$(( $(now) + $DURATION ))
 
@@ -325,7 +325,7 @@ cat /sys/devices/system/cpu/online
 section overload_after
 overload_settled
 section schedstat_after
-cat /proc/schedstat
+schedsnap
 section counters
 for w in $WORKERS; do
     if [ -f $D/$w.cnt ]; then cat $D/$w.cnt; else echo "$w missing"; fi

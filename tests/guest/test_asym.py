@@ -2,6 +2,8 @@
 default preset with the series kernel; capacities, SMT siblings and the
 SD_ASYM_CPUCAPACITY domain are verified, a short placement run completes
 while sched features (static keys) are flipped under multi-threaded TCG.
+A second boot checks that stealing respects capacity (review item 4): CPU
+hogs are not stolen onto a little CPU, short requests still are.
 
 IDLESTEAL_TEST_NO_BUILD=1 uses the arm64 kernel already built.
 """
@@ -11,7 +13,7 @@ import os
 
 import pytest
 
-from idlesteal import asym, build, image, tree, vm
+from idlesteal import asym, build, image, schedstat, tree, vm
 
 pytestmark = pytest.mark.guest
 
@@ -19,14 +21,19 @@ ROUNDS = 30
 
 
 @pytest.fixture(scope="module")
-def asym_run():
-    preset = asym.get(asym.DEFAULT_PRESET)
+def arm64_guest():
     if os.environ.get("IDLESTEAL_TEST_NO_BUILD"):
         kernel = build.kernel_image(asym.VARIANT, arch="arm64")
     else:
         tree.prepare()
         kernel = build.build(asym.VARIANT, arch="arm64")
-    initrd = image.build_base("arm64")
+    return kernel, image.build_base("arm64")
+
+
+@pytest.fixture(scope="module")
+def asym_run(arm64_guest):
+    preset = asym.get(asym.DEFAULT_PRESET)
+    kernel, initrd = arm64_guest
     res = vm.run_script(asym.smoke_script(preset, preset.big, ROUNDS,
                                           race=preset.race_cpus()), preset, kernel, initrd,
                         timeout=400, name="asym-test")
@@ -62,3 +69,39 @@ def test_asym_concurrent_wakers_round(asym_run):
     r = got[0]
     assert r["wakers"] == 2 and r["parks"] == 2 and r["rounds"] == ROUNDS
     assert r["unknown_cpus"] == 0 and 0 <= r["stacked_rounds"] <= ROUNDS
+
+
+@pytest.fixture(scope="module")
+def fit_run(arm64_guest):
+    preset = asym.get(asym.DEFAULT_PRESET)
+    kernel, initrd = arm64_guest
+    res = vm.run_script(asym.steal_fit_script(preset), preset, kernel, initrd,
+                        timeout=400, name="asym-steal-fit")
+    asym.verify(preset, res.sections["topology"])
+    return preset, res
+
+
+def _steals(res: vm.RunResult, a: str, b: str, cpus: list[int]) -> dict[int, int]:
+    s0, s1 = schedstat.parse(res.sections[a]), schedstat.parse(res.sections[b])
+    return {c: s1.cpus[c].get("steal_tasks") - s0.cpus[c].get("steal_tasks") for c in cpus}
+
+
+def test_big_tasks_are_not_stolen_onto_little_cpus(fit_run):
+    """Review item 4: with asymmetric capacities a task must fit a smaller
+    CPU that steals it (can_steal_task()).  The hogs may run on the big CPUs
+    and on one little CPU L, the only tasks that L may steal; L searches
+    while they wait (and so the check could fail), and takes none."""
+    preset, res = fit_run
+    lcpu = [c for c in range(preset.ncpus) if c not in preset.big_cpus()][0]
+    s0, s1 = schedstat.parse(res.sections["big0"]), schedstat.parse(res.sections["big1"])
+    stolen, failed = ((s1.cpus[lcpu].get(k) - s0.cpus[lcpu].get(k))
+                      for k in ("steal_tasks", "steal_failed"))
+    assert stolen == 0, f"CPU {lcpu} (little) stole {stolen} CPU hogs from big CPUs"
+    assert failed > 0, f"CPU {lcpu} never searched while the hogs waited"
+
+
+def test_small_tasks_are_still_stolen_by_little_cpus(fit_run):
+    preset, res = fit_run
+    little = [c for c in range(preset.ncpus) if c not in preset.big_cpus()]
+    small = _steals(res, "small0", "small1", little)
+    assert sum(small.values()) > 0, f"little CPUs stole no wakelat thread: {small}"

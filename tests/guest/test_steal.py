@@ -22,7 +22,7 @@ HB = "hackbench -g 4 -l 200 >/dev/null"
 
 STEAL_SCRIPT = f"""
 set -e
-snap() {{ section "$1"; cat /proc/schedstat; }}
+snap() {{ section "$1"; schedsnap; }}
 section topology
 {topology.GUEST_SNIPPET.strip()}
 section features_default
@@ -68,43 +68,52 @@ def steal_run(guest):
     return res
 
 
-def test_kunit_sparsemask_suite_passes(steal_run):
-    suites = ktap.check(steal_run.console.read_text(errors="replace"), ["sched_sparsemask"])
+def test_kunit_suites_pass(steal_run):
+    """sparsemask (patch 1) and the cost gate of try_steal() (patch 7), among
+    them a CPU that a spike in search cost gated off and that resumes."""
+    suites = ktap.check(steal_run.console.read_text(errors="replace"),
+                        ["sched_sparsemask", "sched_steal_cost"])
     assert len(suites["sched_sparsemask"].cases) >= 15
+    assert {c.name for c in suites["sched_steal_cost"].cases} >= {
+        "steal_cost_spike_is_clamped", "steal_cost_gated_cpu_resumes"}
 
 
-def test_schedstat_version_18_with_steal_fields(steal_run):
+def test_schedstat_stays_at_17_steal_fields_in_debugfs(steal_run):
+    """perf sched stats reads /proc/schedstat versions 15-17 by position."""
     s = schedstat.parse(steal_run.sections["on0"])
-    assert s.version == 18
-    assert all(len(c.extra) == 3 for c in s.cpus.values())
+    assert s.version == 17
+    assert all(c.extra == [] for c in s.cpus.values())
+    names = {"avg_steal_cost", *schedstat.STEAL_FIELDS}
+    missing = [i for i, c in s.cpus.items() if not names <= set(c.debug)]
+    assert not missing, f"CPUs without the steal fields in sched/debug: {missing}"
 
 
 def test_steal_is_on_by_default_and_steals(steal_run):
     assert "STEAL" in steal_run.sections["features_default"].split()
     d = delta(steal_run, "on0", "on1")
-    assert d.totals["steal"] > 0, "hackbench on 2x2x2 stole nothing with STEAL on"
+    assert d.totals["steal_tasks"] > 0, "hackbench on 2x2x2 stole nothing with STEAL on"
 
 
 def test_steal_stats_consistent(steal_run):
     for a, b in (("on0", "on1"), ("again0", "again1")):
         d = delta(steal_run, a, b)
-        attempts = d.totals["steal"] + d.totals["steal_fail"]
+        attempts = d.totals["steal_tasks"] + d.totals["steal_failed"]
         assert attempts > 0
-        assert d.totals["steal_time"] > 0, "searches happened but no search time"
+        assert d.totals["steal_search_ns"] > 0, "searches happened but no search time"
         # Every attempt is timed: at least a few ns each, at most what the
         # run lasted on all CPUs (jiffies at HZ=1000 = ms).
-        assert d.totals["steal_time"] >= attempts
-        assert d.totals["steal_time"] <= d.jiffies * 1_000_000 * d.ncpus
+        assert d.totals["steal_search_ns"] >= attempts
+        assert d.totals["steal_search_ns"] <= d.jiffies * 1_000_000 * d.ncpus
 
 
 def test_no_steal_stops_stealing(steal_run):
     assert "NO_STEAL" in steal_run.sections["features_off"].split()
     d = delta(steal_run, "off0", "off1")
-    assert d.totals["steal"] == 0 and d.totals["steal_fail"] == 0 and d.totals["steal_time"] == 0
+    assert d.totals["steal_tasks"] == 0 and d.totals["steal_failed"] == 0 and d.totals["steal_search_ns"] == 0
 
 
 def test_toggle_back_on_at_run_time(steal_run):
-    assert delta(steal_run, "again0", "again1").totals["steal"] > 0
+    assert delta(steal_run, "again0", "again1").totals["steal_tasks"] > 0
 
 
 def test_affinity_respected_while_stealing(steal_run):
@@ -113,7 +122,7 @@ def test_affinity_respected_while_stealing(steal_run):
     # Many checks a second (TCG on 2 host cores runs ~1000/s for 16 threads).
     assert r["checks"] / r["seconds"] > 200 and r["mask_changes"] > 50
     # The check means something only if stealing was busy meanwhile.
-    assert delta(steal_run, "again1", "affinity1").totals["steal"] > 0
+    assert delta(steal_run, "again1", "affinity1").totals["steal_tasks"] > 0
 
 
 def test_overload_masks_empty_after_load(steal_run):
@@ -125,7 +134,7 @@ def test_overload_masks_empty_after_load(steal_run):
 
 NODE_SCRIPT = """
 set -e
-snap() { section "$1"; cat /proc/schedstat; }
+snap() { section "$1"; schedsnap; }
 snap s0
 hackbench -g 4 -l 200 >/dev/null
 snap s1
@@ -149,10 +158,10 @@ def test_node_limit(guest, append, steals, warning):
         assert warning in console
     if steals:
         assert not DISABLED.search(console)
-        assert d.totals["steal"] > 0
+        assert d.totals["steal_tasks"] > 0
     else:
         assert DISABLED.search(console), "no boot message saying why stealing is off"
-        assert d.totals["steal"] == 0 and d.totals["steal_fail"] == 0
+        assert d.totals["steal_tasks"] == 0 and d.totals["steal_failed"] == 0
 
 
 def test_memory_only_node_does_not_count(guest):
@@ -165,7 +174,7 @@ def test_memory_only_node_does_not_count(guest):
     assert len(obs.nodes) == 3 and obs.nodes[2] == []
     assert "task stealing disabled" not in res.console.read_text(errors="replace")
     d = schedstat.delta(schedstat.parse(res.sections["s0"]), schedstat.parse(res.sections["s1"]))
-    assert d.totals["steal"] > 0
+    assert d.totals["steal_tasks"] > 0
 
 
 RELAX_SCRIPT = """
@@ -184,7 +193,7 @@ def test_relaxed_llc_newidle_means_no_stealing(guest):
     flags = dict(l.split(" ", 1) for l in res.sections["flags"].splitlines() if l.strip())
     assert "SD_BALANCE_NEWIDLE" in flags["SMT"] and "SD_BALANCE_NEWIDLE" not in flags["MC"]
     d = schedstat.delta(schedstat.parse(res.sections["s0"]), schedstat.parse(res.sections["s1"]))
-    assert d.totals["steal"] == 0 and d.totals["steal_fail"] == 0
+    assert d.totals["steal_tasks"] == 0 and d.totals["steal_failed"] == 0
     assert d.totals["sched_count"] > 0
 
 
@@ -204,4 +213,4 @@ def test_smt_siblings_steal_when_every_task_is_hot(guest):
                         timeout=600, name="hot")
     assert res.sections["cost"].strip() == "4294967295"
     d = schedstat.delta(schedstat.parse(res.sections["s0"]), schedstat.parse(res.sections["s1"]))
-    assert d.totals["steal"] > 0
+    assert d.totals["steal_tasks"] > 0
