@@ -90,13 +90,20 @@ def test_big_tasks_are_not_stolen_onto_little_cpus(fit_run):
     """Review item 4: with asymmetric capacities a task must fit a smaller
     CPU that steals it (can_steal_task()).  The hogs may run on the big CPUs
     and on one little CPU L, the only tasks that L may steal; L searches
-    while they wait (and so the check could fail), and takes none."""
+    while they wait (and so the check could fail).
+
+    Without the check L stole 13, 19 and 18 hogs in 5 s (three boots) and
+    never searched in vain; with it, 0 in 14 boots of 15 and 1 in the other,
+    with 146-194 failed searches each.  A hog that shared L with another
+    has its utilization halved there and may then fit L for a while, which
+    the check rightly lets through; hence the margin of 2."""
     preset, res = fit_run
     lcpu = [c for c in range(preset.ncpus) if c not in preset.big_cpus()][0]
     s0, s1 = schedstat.parse(res.sections["big0"]), schedstat.parse(res.sections["big1"])
     stolen, failed = ((s1.cpus[lcpu].get(k) - s0.cpus[lcpu].get(k))
                       for k in ("steal_tasks", "steal_failed"))
-    assert stolen == 0, f"CPU {lcpu} (little) stole {stolen} CPU hogs from big CPUs"
+    assert stolen <= 2, f"CPU {lcpu} (little) stole {stolen} CPU hogs from big CPUs"
+    assert failed > 10 * stolen, f"CPU {lcpu}: {failed} failed searches, {stolen} steals"
     assert failed > 0, f"CPU {lcpu} never searched while the hogs waited"
 
 
