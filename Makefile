@@ -9,10 +9,13 @@ IDLESTEAL ?= $(PYTHON) -m idlesteal
 
 # Debian packages the harness needs (checked with dpkg-query before every
 # command that needs them: installed as root, else the apt-get line is printed).
+# cmake, libdw-dev, libbpf-dev, zlib1g-dev: pahole 1.30 from vendor/ (kernel
+# BTF for sched_ext); clang-19: the BPF side of the sched_ext schedulers.
 DEB_PACKAGES := qemu-system-x86 busybox-static rt-tests linux-perf sysbench flex bison bc libelf-dev \
 	libssl-dev cpio ccache sparse dwarves gcc make git xz-utils libc6-dev \
 	debian-archive-keyring python3 python3-pytest python3-matplotlib python3-mypy \
-	qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross device-tree-compiler
+	qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross device-tree-compiler \
+	cmake libdw-dev libbpf-dev zlib1g-dev clang-19
 
 PRESET ?= 2x2x2
 WORKLOAD ?= hackbench
@@ -39,7 +42,7 @@ ASYM_BOOTS ?= 6
 ASYM_ARGS ?=
 
 .PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference stress bench-scale \
-	stress-short kcsan export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench
+	stress-short kcsan export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench scx
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -178,6 +181,11 @@ sparsemask-bench: deps
 		  echo "# tools/sparsemask-bench/sparsemask-bench -s $$s -d $(SPARSE_SECONDS) -r $(SPARSE_REPS), header $$(sha256sum build/linux/kernel/sched/sparsemask.h | cut -c1-16)"; \
 		  tools/sparsemask-bench/sparsemask-bench -s $$s -d $(SPARSE_SECONDS) -r $(SPARSE_REPS); } | tee $$out; \
 	done
+
+# sched_ext: the scx kernel (series + BTF + SCHED_CLASS_EXT) and the
+# schedulers built from source (scx_simple, scx_idlesteal): docs/scx.md.
+scx: deps
+	$(IDLESTEAL) scx
 
 kernel-arm64: deps
 	$(IDLESTEAL) kernel --variant arm64

@@ -18,6 +18,7 @@ import fcntl
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -25,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from . import kconfig, paths, tree
+from . import kconfig, pahole, paths, tree
 from .util import HarnessError, Stopwatch, log, run
 
 VARIANTS_FILE = "variants"
@@ -130,8 +131,10 @@ def build_lock() -> Iterator[None]:
 
 
 def configure(src: Path, obj: Path, fragments: list[Path], arch: str = DEFAULT_ARCH,
-              base: tuple[str, ...] = ("tinyconfig",)) -> bool:
+              base: tuple[str, ...] = ("tinyconfig",), make_vars: tuple[str, ...] = ()) -> bool:
     """Write obj/.config from `base` (make targets) + fragments; check it.
+    `make_vars` (e.g. PAHOLE=...) go to every make call: Kconfig reads the
+    tool versions.
 
     Returns True if .config changed."""
     obj.mkdir(parents=True, exist_ok=True)
@@ -139,10 +142,11 @@ def configure(src: Path, obj: Path, fragments: list[Path], arch: str = DEFAULT_A
     old = cfg.read_bytes() if cfg.exists() else None
     old_stat = cfg.stat() if cfg.exists() else None
     env = make_env()
-    run(make_cmd(src, obj, *base, jobs=1, arch=arch), capture=True, env=env)
+    run(make_cmd(src, obj, *make_vars, *base, jobs=1, arch=arch), capture=True, env=env)
     run([str(src / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(obj), str(cfg),
          *map(str, fragments)], cwd=obj, capture=True, env=env)
-    run(make_cmd(src, obj, "olddefconfig", jobs=1, arch=arch), capture=True, env=env)
+    run(make_cmd(src, obj, *make_vars, "olddefconfig", jobs=1, arch=arch), capture=True,
+        env=env)
     kconfig.check_files(fragments, cfg)
     new = cfg.read_bytes()
     if old is not None and new == old and old_stat is not None:
@@ -151,8 +155,9 @@ def configure(src: Path, obj: Path, fragments: list[Path], arch: str = DEFAULT_A
     return True
 
 
-def _run_make(cmd: list[str], env: dict[str, str], logfile: Path, verbose: bool) -> None:
-    """Run make, log everything, show a progress line every few seconds."""
+def run_make(cmd: list[str], env: dict[str, str], logfile: Path, verbose: bool) -> None:
+    """Run make (any build: kernel, tools), log everything, show a progress
+    line every few seconds; HarnessError with the log's tail on failure."""
     sw = Stopwatch()
     steps = 0
     last = ""
@@ -179,7 +184,7 @@ def _run_make(cmd: list[str], env: dict[str, str], logfile: Path, verbose: bool)
         rc = proc.wait()
     if rc != 0:
         tail = logfile.read_text(errors="replace").splitlines()[-40:]
-        raise HarnessError(f"kernel build failed (rc={rc}); log: {logfile}\n" + "\n".join(tail))
+        raise HarnessError(f"build failed (rc={rc}): {shlex.join(cmd)}; log: {logfile}\n" + "\n".join(tail))
 
 
 def build(variant: str = "base", src: Path | None = None, obj: Path | None = None,
@@ -193,13 +198,15 @@ def build(variant: str = "base", src: Path | None = None, obj: Path | None = Non
     base = tuple(base_targets(variant))
     with build_lock():
         sw = Stopwatch()
+        # Kernel BTF (sched_ext) needs a newer pahole than Debian 12's.
+        make_vars = tuple(pahole.make_args(frags))
         log(f"configuring {variant} ({arch}) in {obj} "
             f"({' + '.join([*base] + [f.name for f in frags])})")
-        changed = configure(src, obj, frags, arch=arch, base=base)
+        changed = configure(src, obj, frags, arch=arch, base=base, make_vars=make_vars)
         log(f"building {a['target']} ({'config changed' if changed else 'config unchanged'}), "
             f"log {obj}/build.log")
-        _run_make(make_cmd(src, obj, a["target"], arch=arch), make_env(), obj / "build.log",
-                  verbose)
+        run_make(make_cmd(src, obj, *make_vars, a["target"], arch=arch), make_env(),
+                  obj / "build.log", verbose)
         image = obj / a["image"]
         log(f"kernel {variant} ready in {sw.elapsed():.0f} s: {image}")
     write_meta(variant, src, obj)

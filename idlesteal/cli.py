@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import (asym, bench, build, collect, compare, estimate, image, kernels, paths, source,
+from . import (asym, bench, build, collect, compare, estimate, image, kernels, paths, scx, source,
                stress, suite, topology, tree, vm, workload)
 from .util import HarnessError, Stopwatch, log
 
@@ -122,6 +122,17 @@ def cmd_kernel(a: argparse.Namespace) -> int:
     if not a.no_prepare:
         tree.prepare(a.force)
     print(build.build(a.variant, verbose=a.verbose))
+    return 0
+
+
+def cmd_scx(a: argparse.Namespace) -> int:
+    if not a.no_kernel:
+        if not a.no_prepare:
+            tree.prepare()
+        build.build(scx.VARIANT, verbose=a.verbose)
+    names = tuple(a.sched.split(",")) if a.sched else scx.SCHEDULERS
+    for name, path in scx.build_schedulers(names=names, verbose=a.verbose).items():
+        print(f"{name} {path}")
     return 0
 
 
@@ -411,6 +422,13 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--no-prepare", action="store_true", help="build the tree as it is")
     sp.add_argument("-v", "--verbose", action="store_true", help="show all of make's output")
     sp.set_defaults(func=cmd_kernel)
+
+    sp = command("scx", help="build the scx kernel and the sched_ext schedulers (docs/scx.md)")
+    sp.add_argument("--sched", metavar="A,B", help=f"only these (default: {','.join(scx.SCHEDULERS)})")
+    sp.add_argument("--no-kernel", action="store_true", help="use the scx kernel as built")
+    sp.add_argument("--no-prepare", action="store_true", help="build the tree as it is")
+    sp.add_argument("-v", "--verbose", action="store_true", help="show all of make's output")
+    sp.set_defaults(func=cmd_scx)
 
     sp = command("check-series", help="build every prefix of the series (bisectability)")
     variant(sp, "base")

@@ -35,6 +35,7 @@ SERIES_FUNCTIONS = frozenset({
     "steal_smt_mask", "steal_interrupted", "steal_search", "steal_cost_update",
     "steal_gated", "try_steal", "fair_newidle", "init_sched_steal",
     "update_llc_shared", "alloc_llc_shared", "sched_overload_cpus_show",
+    "steal_cpu_overloaded", "cfs_overload_pos", "alloc_cfs_overload", "free_cfs_overload",
     "enqueue_task_fair", "dequeue_entities", "dequeue_task_fair", "pick_task_fair",
     "pick_next_task_fair", "sched_balance_newidle", "detach_task", "select_idle_capacity",
     "cpu_attach_domain", "free_sched_domain_shared", "build_sched_domains", "print_cpu",

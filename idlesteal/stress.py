@@ -347,7 +347,7 @@ def evaluate(sections: dict[str, str], p: Params) -> Verdict:
         d = schedstat.delta(before, after)
         v.counts["steals"] = d.totals["steal_tasks"]
         v.counts["steal_fail"] = d.totals["steal_failed"]
-        v.counts["steal_time_ns"] = d.totals["steal_search_ns"]
+        v.counts["steal_search_ns"] = d.totals["steal_search_ns"]
         if _domain_names(before) != _domain_names(after):
             fail(f"sched domains differ after the run: before {_domain_names(before)}, "
                  f"after {_domain_names(after)}")

@@ -3,7 +3,8 @@
 One 2x2x2 boot runs the KUnit suite at boot and then hackbench with STEAL,
 NO_STEAL and STEAL again (toggled at run time through debugfs), an affinity
 checker under stealing, and a look at the overload masks afterwards.  Three
-4-node boots check sched_steal_node_limit=.
+4-node boots check sched_steal_node_limit=, and that no overload mask is
+kept where stealing cannot run.
 """
 from __future__ import annotations
 
@@ -132,13 +133,32 @@ def test_overload_masks_empty_after_load(steal_run):
     assert not stuck, f"CPUs still marked overloaded after 5 reads 1 s apart: {stuck}"
 
 
-NODE_SCRIPT = """
+# overload_cpus is read 40 times while hackbench runs: where stealing cannot
+# run no mask exists (review item 7) and no CPU is ever listed; where it runs,
+# the CPUs listed are translated back from their position in the LLC's mask.
+NODE_SCRIPT = f"""
 set -e
-snap() { section "$1"; schedsnap; }
+snap() {{ section "$1"; schedsnap; }}
 snap s0
+(i=0; while [ $i -lt 40 ]; do cat {OVERLOAD}; i=$((i+1)); sleep 0.05; done) >/tmp/ovl &
 hackbench -g 4 -l 200 >/dev/null
+wait
 snap s1
+section overload_during
+cat /tmp/ovl
 """
+
+
+def overloaded_during(res: vm.RunResult) -> list[int]:
+    """Every CPU overload_cpus listed while hackbench ran, each checked
+    against the span of the LLC it was listed under."""
+    seen = []
+    for llc, cpus in stress.parse_overload(res.sections["overload_during"]):
+        span = set(topology.parse_cpulist(llc))
+        listed = topology.parse_cpulist(cpus) if cpus else []
+        assert set(listed) <= span, f"llc {llc} lists CPUs outside it: {cpus}"
+        seen += listed
+    return seen
 
 DISABLED = re.compile(r"task stealing disabled: 4 NUMA nodes with CPUs, "
                       r"sched_steal_node_limit=2")
@@ -159,9 +179,12 @@ def test_node_limit(guest, append, steals, warning):
     if steals:
         assert not DISABLED.search(console)
         assert d.totals["steal_tasks"] > 0
+        assert overloaded_during(res), "no CPU ever listed overloaded under hackbench"
     else:
         assert DISABLED.search(console), "no boot message saying why stealing is off"
         assert d.totals["steal_tasks"] == 0 and d.totals["steal_failed"] == 0
+        # Review item 7: no mask is allocated, so none is kept up to date.
+        assert overloaded_during(res) == []
 
 
 def test_memory_only_node_does_not_count(guest):
@@ -175,6 +198,7 @@ def test_memory_only_node_does_not_count(guest):
     assert "task stealing disabled" not in res.console.read_text(errors="replace")
     d = schedstat.delta(schedstat.parse(res.sections["s0"]), schedstat.parse(res.sections["s1"]))
     assert d.totals["steal_tasks"] > 0
+    assert overloaded_during(res)
 
 
 RELAX_SCRIPT = """
@@ -195,6 +219,7 @@ def test_relaxed_llc_newidle_means_no_stealing(guest):
     d = schedstat.delta(schedstat.parse(res.sections["s0"]), schedstat.parse(res.sections["s1"]))
     assert d.totals["steal_tasks"] == 0 and d.totals["steal_failed"] == 0
     assert d.totals["sched_count"] > 0
+    assert overloaded_during(res) == []  # review item 7: no mask where no stealing
 
 
 HOT_SCRIPT = """

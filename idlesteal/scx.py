@@ -1,0 +1,112 @@
+"""sched_ext schedulers for the guest, built from source.
+
+The kernel's own example (tools/sched_ext: scx_simple) and ours
+(tools/scx_idlesteal: the series' policy as a BPF scheduler) are built with
+the kernel tree's tools/sched_ext Makefile, against the BTF of the `scx`
+variant's vmlinux, with Debian's clang-19; the Makefile also builds the
+libbpf and bpftool they need from the same tree.  Our sources are copied
+next to the kernel's examples first (untracked files in build/linux, which
+the tree checks ignore).
+
+Guest side: the loader runs in the background, `/sys/kernel/sched_ext/state`
+says whether a BPF scheduler is in charge and `root/ops` its name.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+from . import build, paths
+from .util import HarnessError, Stopwatch, log
+
+VARIANT = "scx"
+CLANG = "clang-19"
+OWN_DIR = paths.REPO / "tools" / "scx_idlesteal"
+OWN = ("scx_idlesteal",)
+KERNEL_EXAMPLES = ("scx_simple",)
+SCHEDULERS = KERNEL_EXAMPLES + OWN
+# Options the schedulers cannot load without (configs/scx.config has the rest).
+REQUIRED = ("CONFIG_SCHED_CLASS_EXT", "CONFIG_DEBUG_INFO_BTF", "CONFIG_BPF_SYSCALL")
+
+STATE = "/sys/kernel/sched_ext/state"
+OPS = "/sys/kernel/sched_ext/root/ops"
+
+# "stats steals=1 failed=2 ... steal=on" (scx_idlesteal.c, print_stats())
+_STATS_RE = re.compile(r"^(stats|final)((?: \w+=\d+)+) steal=(on|off)$")
+
+
+def out_dir(variant: str = VARIANT) -> Path:
+    return paths.build_dir() / f"scx-{variant}"
+
+
+def binary(name: str, variant: str = VARIANT) -> Path:
+    return out_dir(variant) / "build" / "bin" / name
+
+
+def build_schedulers(variant: str = VARIANT, names: tuple[str, ...] = SCHEDULERS,
+                     verbose: bool = False) -> dict[str, Path]:
+    """Build the schedulers against variant's vmlinux; name -> binary."""
+    obj = paths.obj_dir(variant)
+    vmlinux = obj / "vmlinux"
+    if not vmlinux.exists():
+        raise HarnessError(f"{vmlinux} does not exist; build the kernel first "
+                           f"(`python3 -m idlesteal kernel --variant {variant}`)")
+    missing = [o for o in REQUIRED if not build.config_enabled(variant, o)]
+    if missing:
+        raise HarnessError(f"variant {variant} lacks {', '.join(missing)}: "
+                           "sched_ext schedulers cannot load there (configs/scx.config)")
+    if shutil.which(CLANG) is None:
+        raise HarnessError(f"{CLANG} not found; run `make deps` (Debian package clang-19)")
+    src = paths.tree_dir() / "tools" / "sched_ext"
+    unknown = [n for n in names if n not in SCHEDULERS]
+    if unknown:
+        raise HarnessError(f"unknown scheduler(s) {', '.join(unknown)}; known: "
+                           f"{', '.join(SCHEDULERS)}")
+    for name in names:
+        if name in OWN:
+            for f in (f"{name}.bpf.c", f"{name}.c"):
+                shutil.copy2(OWN_DIR / f, src / f)
+    out = out_dir(variant)
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = (os.cpu_count() or 1) + 1
+    cmd = ["make", "-C", str(src), f"O={out}", f"-j{jobs}", f"CLANG={CLANG}",
+           f"VMLINUX_BTF={vmlinux}", f"c-sched-targets={' '.join(SCHEDULERS)}", *names]
+    sw = Stopwatch()
+    log(f"building {', '.join(names)} against {vmlinux} ({CLANG}), log {out}/build.log")
+    build.run_make(cmd, build.make_env(), out / "build.log", verbose)
+    bins = {n: binary(n, variant) for n in names}
+    for n, b in bins.items():
+        if not b.exists():
+            raise HarnessError(f"{b} was not built (log: {out}/build.log)")
+    log(f"sched_ext schedulers ready in {sw.elapsed():.0f} s: {out}/build/bin")
+    return bins
+
+
+def image_files(bins: dict[str, Path]) -> list[str]:
+    """image.build_base(files=...) specs: each binary in /usr/bin."""
+    return [f"{path}:/usr/bin/{name}" for name, path in bins.items()]
+
+
+def parse_stats(text: str) -> list[dict[str, int | str]]:
+    """scx_idlesteal's "stats"/"final" lines -> [{"kind", counters..., "steal"}]."""
+    out: list[dict[str, int | str]] = []
+    for line in text.splitlines():
+        m = _STATS_RE.match(line.strip())
+        if not m:
+            continue
+        row: dict[str, int | str] = {"kind": m.group(1), "steal": m.group(3)}
+        for word in m.group(2).split():
+            k, _, v = word.partition("=")
+            row[k] = int(v)
+        out.append(row)
+    return out
+
+
+def final_stats(text: str) -> dict[str, int | str]:
+    """The last "final" line of a loader's output (printed when it unloads)."""
+    finals = [r for r in parse_stats(text) if r["kind"] == "final"]
+    if not finals:
+        raise HarnessError("no final stats line from scx_idlesteal (did it unload?)")
+    return finals[-1]

@@ -1,0 +1,67 @@
+"""scx: the loader's counter lines, pahole's BTF switch (no build here)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from idlesteal import pahole, scx
+from idlesteal.util import HarnessError
+
+LOG = """topology: 2 LLCs: 4 CPUs (node 0) 4 CPUs (node 0)
+scx_idlesteal: loaded, stealing on
+stats steals=0 failed=0 search_ns=0 gated=0 kicks=0 local=3 queued=1 remote_llc=0 steal=on
+stats steals=41 failed=7 search_ns=81234 gated=2 kicks=30 local=90 queued=800 remote_llc=0 steal=on
+scx_idlesteal: stealing off
+stats steals=41 failed=7 search_ns=81234 gated=2 kicks=30 local=95 queued=900 remote_llc=0 steal=off
+final steals=41 failed=7 search_ns=81234 gated=2 kicks=30 local=99 queued=1000 remote_llc=0 steal=off
+EXIT: unregistered from user space
+"""
+
+
+def test_parse_stats_reads_every_counter_line():
+    rows = scx.parse_stats(LOG)
+    assert [r["kind"] for r in rows] == ["stats", "stats", "stats", "final"]
+    assert rows[1]["steals"] == 41 and rows[1]["search_ns"] == 81234 and rows[1]["steal"] == "on"
+    assert rows[2]["steal"] == "off"
+
+
+def test_final_stats_is_the_last_final_line():
+    two_loads = LOG + LOG.replace("steals=41", "steals=5")
+    assert scx.final_stats(two_loads)["steals"] == 5
+
+
+def test_final_stats_missing_is_an_error():
+    with pytest.raises(HarnessError, match="no final stats line"):
+        scx.final_stats("stats steals=1 failed=0 steal=on\n")
+
+
+def test_malformed_lines_are_ignored():
+    assert scx.parse_stats("stats steals=x steal=on\nfinal steal=on\n") == []
+
+
+def test_image_files_put_binaries_in_usr_bin(tmp_path):
+    b = tmp_path / "scx_idlesteal"
+    assert scx.image_files({"scx_idlesteal": b}) == [f"{b}:/usr/bin/scx_idlesteal"]
+
+
+def test_pahole_only_for_btf_fragments(tmp_path):
+    plain, btf = tmp_path / "a.config", tmp_path / "b.config"
+    plain.write_text("CONFIG_DEBUG_INFO=y\n# CONFIG_DEBUG_INFO_BTF=y is not meant\n")
+    btf.write_text("CONFIG_BPF=y\nCONFIG_DEBUG_INFO_BTF=y\n")
+    assert not pahole.needs_btf([plain])
+    assert pahole.needs_btf([plain, btf])
+    assert pahole.make_args([plain]) == []
+
+
+def test_scx_variant_fragment_asks_for_btf_and_sched_ext():
+    frag = Path(scx.paths.configs_dir()) / "scx.config"
+    text = frag.read_text().splitlines()
+    for opt in scx.REQUIRED:
+        assert f"{opt}=y" in text
+    assert pahole.needs_btf([frag])
+
+
+def test_vendored_pahole_source_is_the_pinned_one():
+    from idlesteal.util import sha256_file
+    assert sha256_file(pahole.TARBALL) == pahole.SHA256

@@ -1,0 +1,602 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_idlesteal - the idlesteal series' policy as a sched_ext scheduler
+ *
+ * Each CPU has a queue of its own (a DSQ whose id is the CPU number), in
+ * weighted vtime order.  A waking task goes to an idle CPU if
+ * scx_bpf_select_cpu_dfl() finds one, otherwise to the queue of the CPU it
+ * last ran on.  A CPU whose queue holds a waiting task is "overloaded" and is
+ * marked in its LLC's overload mask: one 64-bit word per 8 positions in the
+ * LLC, each word on a cache line of its own (the kernel series' sparsemask,
+ * density 3), indexed by a CPU's position in its LLC.
+ *
+ * A CPU that finds its own queue empty, and has nothing else to keep running,
+ * steals before it goes idle: overloaded SMT siblings first, then the other
+ * overloaded CPUs of its LLC starting after its own position, at most
+ * STEAL_MAX_VICTIMS victims per attempt.  From a victim it takes, of the
+ * first STEAL_MAX_WALK tasks in its queue, the one allowed on this CPU that
+ * has waited longest.  A search is skipped while this CPU's average idle
+ * time is below the average cost of its searches; a single sample counts for
+ * at most STEAL_COST_CLAMP_NS and the estimate halves every second in which a
+ * gated CPU made no search, so one slow search cannot switch stealing off.
+ *
+ * When a task is queued behind another on a busy CPU, an idle CPU of the
+ * same LLC that may run it is kicked, so that it steals: sched_ext does not
+ * call ops.dispatch() on an idle CPU by itself.  This plays the part of the
+ * kernel's nohz idle balancer for the series.
+ *
+ * With -n (or nearest_llc), a CPU whose own LLC has nothing to give also
+ * tries the other LLCs of its NUMA node.
+ *
+ * CPU hotplug restarts the scheduler (no ops.cpu_online/offline): the
+ * loader re-reads the topology and loads it again, as scx_simple does.
+ *
+ * The topology comes from the loader (sysfs); see scx_idlesteal.c.
+ */
+#include <scx/common.bpf.h>
+
+char _license[] SEC("license") = "GPL";
+
+#define MAX_CPUS		512
+#define MAX_LLCS		64
+#define MAX_LLC_CPUS		256
+#define MAX_SIBLINGS		8
+#define CHUNK_BITS		8	/* positions per mask word (density 3) */
+#define MAX_CHUNKS		(MAX_LLC_CPUS / CHUNK_BITS)
+#define STEAL_MAX_VICTIMS	4
+#define STEAL_MAX_WALK		32	/* as SCHED_NR_MIGRATE_BREAK */
+#define STEAL_COST_CLAMP_NS	500000ULL
+#define STEAL_COST_DECAY_NS	1000000000ULL
+
+/* Set by the loader before loading. */
+const volatile u32 nr_cpus = 1;
+const volatile u32 nr_llcs = 1;
+const volatile u64 slice_ns;		/* 0: SCX_SLICE_DFL */
+const volatile u32 cpu_llc[MAX_CPUS];		/* CPU -> LLC */
+const volatile u32 cpu_pos[MAX_CPUS];		/* CPU -> position in its LLC */
+const volatile u32 cpu_nr_siblings[MAX_CPUS];
+const volatile u32 cpu_siblings[MAX_CPUS][MAX_SIBLINGS];	/* SMT, without self */
+const volatile u32 llc_nr_cpus[MAX_LLCS];
+const volatile u32 llc_cpus[MAX_LLCS][MAX_LLC_CPUS];	/* position -> CPU */
+const volatile u32 llc_node[MAX_LLCS];
+
+/* Run-time switches, written by the loader (SIGUSR1/SIGUSR2, -n). */
+volatile bool steal_enabled = true;
+volatile bool nearest_llc;
+
+UEI_DEFINE(uei);
+
+struct mask_chunk {
+	u64 word;
+	u64 pad[7];
+};
+
+/* LLC -> its overload mask, by position. */
+static struct mask_chunk overload[MAX_LLCS][MAX_CHUNKS];
+
+enum stat_idx {
+	IDLESTEAL_STAT_STEAL,		/* tasks stolen */
+	IDLESTEAL_STAT_FAILED,		/* searches that took nothing */
+	IDLESTEAL_STAT_SEARCH_NS,		/* time spent searching */
+	IDLESTEAL_STAT_GATED,		/* searches skipped by the cost gate */
+	IDLESTEAL_STAT_KICK,		/* idle CPUs kicked to steal */
+	IDLESTEAL_STAT_LOCAL,		/* wakeups placed on an idle CPU */
+	IDLESTEAL_STAT_QUEUED,		/* tasks queued on a CPU's own queue */
+	IDLESTEAL_STAT_REMOTE_LLC,	/* stolen from another LLC of the node */
+	IDLESTEAL_NR_STATS,
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(key_size, sizeof(u32));
+	__uint(value_size, sizeof(u64));
+	__uint(max_entries, IDLESTEAL_NR_STATS);
+} stats SEC(".maps");
+
+struct cpu_ctx {
+	u64 idle_at;		/* when the CPU went idle, 0 if busy */
+	u64 avg_idle;		/* ns, running average */
+	u64 avg_cost;		/* ns, running average of a search */
+	u64 next_decay;		/* ns: halve avg_cost when gated past this */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(key_size, sizeof(u32));
+	__uint(value_size, sizeof(struct cpu_ctx));
+	__uint(max_entries, 1);
+} cpu_ctxs SEC(".maps");
+
+static u64 vtime_now;
+
+/* SCX_SLICE_DFL is only known at load time (an enum read from the kernel). */
+static u64 slice(void)
+{
+	return slice_ns ?: SCX_SLICE_DFL;
+}
+
+static void stat_add(u32 idx, u64 v)
+{
+	u64 *cnt = bpf_map_lookup_elem(&stats, &idx);
+
+	if (cnt)
+		*cnt += v;
+}
+
+static struct cpu_ctx *this_cpu_ctx(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&cpu_ctxs, &zero);
+}
+
+/* Same update as the kernel's update_avg(): avg += (sample - avg) / 8. */
+static void update_avg(u64 *avg, u64 sample)
+{
+	if (sample >= *avg)
+		*avg += (sample - *avg) / 8;
+	else
+		*avg -= (*avg - sample) / 8;
+}
+
+/*
+ * Table reads through MEMBER_VPTR(): the verifier must see every index
+ * bounded, and the compiler may otherwise index with a copy of a value
+ * whose check it has not seen.  Out of range reads as "none".
+ */
+static u32 cpu_llc_of(s32 cpu)
+{
+	const volatile u32 *v = MEMBER_VPTR(cpu_llc, [cpu]);
+
+	return v ? *v : MAX_LLCS;
+}
+
+static u32 cpu_pos_of(s32 cpu)
+{
+	const volatile u32 *v = MEMBER_VPTR(cpu_pos, [cpu]);
+
+	return v ? *v : MAX_LLC_CPUS;
+}
+
+static u32 nr_siblings(s32 cpu)
+{
+	const volatile u32 *v = MEMBER_VPTR(cpu_nr_siblings, [cpu]);
+
+	return v ? *v : 0;
+}
+
+static s32 sibling(s32 cpu, u32 i)
+{
+	const volatile u32 *v = MEMBER_VPTR(cpu_siblings, [cpu][i]);
+
+	return v ? *v : -1;
+}
+
+static u32 llc_nr(u32 llc)
+{
+	const volatile u32 *v = MEMBER_VPTR(llc_nr_cpus, [llc]);
+
+	return v ? *v : 0;
+}
+
+static s32 llc_cpu(u32 llc, u32 pos)
+{
+	const volatile u32 *v = MEMBER_VPTR(llc_cpus, [llc][pos]);
+
+	return v ? *v : -1;
+}
+
+static u32 llc_node_of(u32 llc)
+{
+	const volatile u32 *v = MEMBER_VPTR(llc_node, [llc]);
+
+	return v ? *v : 0;
+}
+
+static struct mask_chunk *mask_chunk(u32 llc, u32 pos)
+{
+	if (llc >= MAX_LLCS || pos >= MAX_LLC_CPUS)
+		return NULL;
+	return MEMBER_VPTR(overload, [llc][pos / CHUNK_BITS]);
+}
+
+static void set_overloaded(s32 cpu, bool on)
+{
+	struct mask_chunk *c;
+	u64 bit;
+	u32 pos;
+
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		return;
+	pos = cpu_pos_of(cpu);
+	c = mask_chunk(cpu_llc_of(cpu), pos);
+	if (!c)
+		return;
+	bit = 1ULL << (pos % CHUNK_BITS);
+	/* Write only on a change: readers share the line. */
+	if (!!(c->word & bit) == on)
+		return;
+	if (on)
+		__sync_fetch_and_or(&c->word, bit);
+	else
+		__sync_fetch_and_and(&c->word, ~bit);
+}
+
+static bool is_overloaded(u32 llc, u32 pos)
+{
+	struct mask_chunk *c = mask_chunk(llc, pos);
+
+	return c && (c->word & (1ULL << (pos % CHUNK_BITS)));
+}
+
+static void refresh_overloaded(s32 cpu)
+{
+	set_overloaded(cpu, scx_bpf_dsq_nr_queued(cpu) > 0);
+}
+
+s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
+		   u64 wake_flags)
+{
+	bool is_idle = false;
+	s32 cpu;
+
+	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+	if (is_idle) {
+		stat_add(IDLESTEAL_STAT_LOCAL, 1);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice(), 0);
+	}
+	return cpu;
+}
+
+/* Kick an idle CPU of @cpu's LLC on which @p may run, so that it steals. */
+static void kick_idle_stealer(struct task_struct *p, s32 cpu)
+{
+	u32 llc, n, i, pos;
+	s32 c;
+
+	if (!steal_enabled || cpu < 0 || cpu >= MAX_CPUS)
+		return;
+	llc = cpu_llc_of(cpu);
+	if (llc >= MAX_LLCS)
+		return;
+	n = llc_nr(llc);
+	pos = cpu_pos_of(cpu);
+
+	bpf_for(i, 1, MAX_LLC_CPUS) {
+		u32 at;
+
+		if (i >= n)
+			break;
+		at = (pos + i) % n;
+		if (at >= MAX_LLC_CPUS)
+			break;
+		c = llc_cpu(llc, at);
+		if (!bpf_cpumask_test_cpu(c, p->cpus_ptr))
+			continue;
+		if (scx_bpf_test_and_clear_cpu_idle(c)) {
+			scx_bpf_kick_cpu(c, SCX_KICK_IDLE);
+			stat_add(IDLESTEAL_STAT_KICK, 1);
+			return;
+		}
+	}
+}
+
+void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+	u64 vtime = p->scx.dsq_vtime;
+
+	/* The queue of a CPU @p may not run on would hold it forever. */
+	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+		cpu = scx_bpf_pick_any_cpu(p->cpus_ptr, 0);
+		if (cpu < 0) {
+			scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, slice(), enq_flags);
+			return;
+		}
+	}
+
+	/* An idle task accumulates at most one slice of credit. */
+	if (time_before(vtime, vtime_now - slice()))
+		vtime = vtime_now - slice();
+
+	stat_add(IDLESTEAL_STAT_QUEUED, 1);
+	scx_bpf_dsq_insert_vtime(p, cpu, slice(), vtime, enq_flags);
+	set_overloaded(cpu, true);
+
+	/* The owner picks it up when it is next free: kick it if idle. */
+	if (scx_bpf_test_and_clear_cpu_idle(cpu))
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	else
+		kick_idle_stealer(p, cpu);
+}
+
+/*
+ * Take from @victim's queue, of its first STEAL_MAX_WALK tasks, the one
+ * allowed on @cpu that has waited longest: the earliest
+ * p->scx.runnable_at, which sched_ext sets (in jiffies) when a task starts
+ * waiting and resets when it runs; ties go to the earlier in vtime order.
+ * Two passes: a task can only be moved while its queue is being iterated.
+ */
+static bool steal_from(s32 cpu, s32 victim)
+{
+	struct task_struct *p;
+	unsigned long oldest = 0;
+	s32 pid = -1;
+	u32 walked = 0;
+	bool moved = false;
+
+	bpf_for_each(scx_dsq, p, victim, 0) {
+		if (++walked > STEAL_MAX_WALK)
+			break;
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		if (pid < 0 || time_before(p->scx.runnable_at, oldest)) {
+			oldest = p->scx.runnable_at;
+			pid = p->pid;
+		}
+	}
+	if (pid < 0)
+		return false;
+
+	bpf_for_each(scx_dsq, p, victim, 0) {
+		if (p->pid != pid)
+			continue;
+		moved = scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0);
+		break;
+	}
+	if (moved)
+		refresh_overloaded(victim);
+	return moved;
+}
+
+static bool is_sibling(s32 cpu, s32 other)
+{
+	u32 i, n;
+
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		return false;
+	n = nr_siblings(cpu);
+	bpf_for(i, 0, MAX_SIBLINGS) {
+		if (i >= n)
+			break;
+		if (sibling(cpu, i) == other)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Walk @llc's overload mask from position @start on, wrapping, skipping
+ * @cpu's SMT siblings (already tried).  Returns true once a task was stolen;
+ * *@victims counts down the victims tried.
+ */
+static bool steal_llc(s32 cpu, u32 llc, u32 start, int *victims)
+{
+	u32 n, i, at;
+	s32 victim;
+
+	if (llc >= MAX_LLCS)
+		return false;
+	n = llc_nr(llc);
+
+	bpf_for(i, 0, MAX_LLC_CPUS) {
+		if (i >= n || *victims <= 0)
+			break;
+		at = (start + i) % n;
+		if (at >= MAX_LLC_CPUS)
+			break;
+		if (!is_overloaded(llc, at))
+			continue;
+		victim = llc_cpu(llc, at);
+		if (victim == cpu || is_sibling(cpu, victim))
+			continue;
+		(*victims)--;
+		if (steal_from(cpu, victim))
+			return true;
+	}
+	return false;
+}
+
+static bool steal(s32 cpu)
+{
+	int victims = STEAL_MAX_VICTIMS;
+	u32 llc, pos, i, n;
+	s32 sib;
+
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		return false;
+	llc = cpu_llc_of(cpu);
+	pos = cpu_pos_of(cpu);
+
+	n = nr_siblings(cpu);
+	bpf_for(i, 0, MAX_SIBLINGS) {
+		if (i >= n || victims <= 0)
+			break;
+		sib = sibling(cpu, i);
+		if (sib < 0 || sib >= MAX_CPUS || !is_overloaded(llc, cpu_pos_of(sib)))
+			continue;
+		victims--;
+		if (steal_from(cpu, sib))
+			return true;
+	}
+
+	if (steal_llc(cpu, llc, pos + 1, &victims))
+		return true;
+
+	if (!nearest_llc || llc >= MAX_LLCS)
+		return false;
+
+	/* The other LLCs of this node, in order after this one. */
+	bpf_for(i, 1, MAX_LLCS) {
+		u32 other;
+
+		if (i >= nr_llcs || victims <= 0)
+			break;
+		other = (llc + i) % nr_llcs;
+		if (other >= MAX_LLCS || llc_node_of(other) != llc_node_of(llc))
+			continue;
+		if (steal_llc(cpu, other, 0, &victims)) {
+			stat_add(IDLESTEAL_STAT_REMOTE_LLC, 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Does @llc's mask have a member?  Reads its words until one is set. */
+static bool llc_overloaded(u32 llc)
+{
+	struct mask_chunk *c;
+	u32 i, n;
+
+	if (llc >= MAX_LLCS)
+		return false;
+	n = (llc_nr(llc) + CHUNK_BITS - 1) / CHUNK_BITS;
+	bpf_for(i, 0, MAX_CHUNKS) {
+		if (i >= n)
+			break;
+		c = MEMBER_VPTR(overload, [llc][i]);
+		if (c && c->word)
+			return true;
+	}
+	return false;
+}
+
+/* Is there anything to steal for @cpu?  If not, no search is made. */
+static bool anything_to_steal(s32 cpu)
+{
+	u32 llc, i;
+
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		return false;
+	llc = cpu_llc_of(cpu);
+	if (llc_overloaded(llc))
+		return true;
+	if (!nearest_llc || llc >= MAX_LLCS)
+		return false;
+	bpf_for(i, 0, MAX_LLCS) {
+		if (i >= nr_llcs)
+			break;
+		if (i != llc && llc_node_of(i) == llc_node_of(llc) && llc_overloaded(i))
+			return true;
+	}
+	return false;
+}
+
+/* Is this CPU expected to be idle for less than a search costs? */
+static bool steal_gated(struct cpu_ctx *cctx, u64 now)
+{
+	if (cctx->avg_idle >= cctx->avg_cost)
+		return false;
+	if (now >= cctx->next_decay) {
+		cctx->avg_cost /= 2;
+		cctx->next_decay = now + STEAL_COST_DECAY_NS;
+	}
+	return true;
+}
+
+void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
+{
+	struct cpu_ctx *cctx;
+	u64 t0, cost;
+	bool stolen;
+
+	if (scx_bpf_dsq_move_to_local(cpu, 0)) {
+		refresh_overloaded(cpu);
+		return;
+	}
+	set_overloaded(cpu, false);
+
+	/* @prev keeps running: this CPU is not going idle. */
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED))
+		return;
+
+	if (!steal_enabled || !anything_to_steal(cpu))
+		return;
+
+	cctx = this_cpu_ctx();
+	if (!cctx)
+		return;
+	t0 = bpf_ktime_get_ns();
+	if (steal_gated(cctx, t0)) {
+		stat_add(IDLESTEAL_STAT_GATED, 1);
+		return;
+	}
+
+	stolen = steal(cpu);
+	cost = bpf_ktime_get_ns() - t0;
+	update_avg(&cctx->avg_cost, cost < STEAL_COST_CLAMP_NS ? cost : STEAL_COST_CLAMP_NS);
+	cctx->next_decay = t0 + STEAL_COST_DECAY_NS;
+
+	stat_add(IDLESTEAL_STAT_SEARCH_NS, cost);
+	stat_add(stolen ? IDLESTEAL_STAT_STEAL : IDLESTEAL_STAT_FAILED, 1);
+}
+
+void BPF_STRUCT_OPS(idlesteal_update_idle, s32 cpu, bool idle)
+{
+	struct cpu_ctx *cctx = this_cpu_ctx();
+	u64 now = bpf_ktime_get_ns();
+
+	if (!cctx)
+		return;
+	if (idle) {
+		cctx->idle_at = now;
+	} else if (cctx->idle_at) {
+		update_avg(&cctx->avg_idle, now - cctx->idle_at);
+		cctx->idle_at = 0;
+	}
+}
+
+void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
+{
+	if (time_before(vtime_now, p->scx.dsq_vtime))
+		vtime_now = p->scx.dsq_vtime;
+}
+
+void BPF_STRUCT_OPS(idlesteal_stopping, struct task_struct *p, bool runnable)
+{
+	u64 used = p->scx.slice < slice() ? slice() - p->scx.slice : 0;
+
+	scx_bpf_task_set_dsq_vtime(p, p->scx.dsq_vtime +
+				   scale_by_task_weight_inverse(p, used));
+}
+
+void BPF_STRUCT_OPS(idlesteal_enable, struct task_struct *p)
+{
+	scx_bpf_task_set_dsq_vtime(p, vtime_now);
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(idlesteal_init)
+{
+	u32 i;
+	s32 ret;
+
+	bpf_for(i, 0, MAX_CPUS) {
+		if (i >= nr_cpus)
+			break;
+		ret = scx_bpf_create_dsq(i, -1);
+		if (ret) {
+			scx_bpf_error("failed to create DSQ %d (%d)", i, ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void BPF_STRUCT_OPS(idlesteal_exit, struct scx_exit_info *ei)
+{
+	UEI_RECORD(uei, ei);
+}
+
+SCX_OPS_DEFINE(idlesteal_ops,
+	       .select_cpu		= (void *)idlesteal_select_cpu,
+	       .enqueue			= (void *)idlesteal_enqueue,
+	       .dispatch		= (void *)idlesteal_dispatch,
+	       .update_idle		= (void *)idlesteal_update_idle,
+	       .running			= (void *)idlesteal_running,
+	       .stopping		= (void *)idlesteal_stopping,
+	       .enable			= (void *)idlesteal_enable,
+	       .init			= (void *)idlesteal_init,
+	       .exit			= (void *)idlesteal_exit,
+	       .flags			= SCX_OPS_KEEP_BUILTIN_IDLE,
+	       .name			= "idlesteal");

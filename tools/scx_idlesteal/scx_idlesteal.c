@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_idlesteal loader: reads the CPU topology from sysfs, loads
+ * scx_idlesteal.bpf.c, prints its counters once a second and unloads on
+ * SIGINT or SIGTERM, giving the tasks back to the fair class.
+ *
+ *   SIGUSR1  stop stealing (run-time A/B switch)
+ *   SIGUSR2  steal again
+ *
+ * Built with the kernel's tools/sched_ext Makefile; see idlesteal/scx.py.
+ */
+#include <errno.h>
+#include <glob.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <scx/common.h>
+#include "scx_idlesteal.bpf.skel.h"
+
+#define MAX_CPUS	512
+#define MAX_LLCS	64
+#define MAX_LLC_CPUS	256
+#define MAX_SIBLINGS	8
+
+enum stat_idx {
+	IDLESTEAL_STAT_STEAL, IDLESTEAL_STAT_FAILED, IDLESTEAL_STAT_SEARCH_NS,
+	IDLESTEAL_STAT_GATED, IDLESTEAL_STAT_KICK, IDLESTEAL_STAT_LOCAL,
+	IDLESTEAL_STAT_QUEUED, IDLESTEAL_STAT_REMOTE_LLC, IDLESTEAL_NR_STATS,
+};
+
+static const char *const stat_names[IDLESTEAL_NR_STATS] = {
+	"steals", "failed", "search_ns", "gated", "kicks", "local", "queued",
+	"remote_llc",
+};
+
+static const char help_fmt[] =
+"scx_idlesteal: per-CPU vtime queues, idle CPUs steal from overloaded CPUs\n"
+"of their LLC (SMT siblings first), gated by idle time against search cost.\n"
+"\n"
+"Usage: %s [-s SLICE_US] [-n] [-o] [-v]\n"
+"\n"
+"  -s SLICE_US  time slice (default: SCX_SLICE_DFL)\n"
+"  -n           also steal from the other LLCs of the node\n"
+"  -o           start with stealing off\n"
+"  -v           print libbpf debug messages\n"
+"  -h           this help\n"
+"\n"
+"SIGUSR1 turns stealing off, SIGUSR2 on; SIGINT/SIGTERM unload.\n";
+
+static bool verbose;
+static volatile sig_atomic_t exit_req;
+static volatile sig_atomic_t steal_req = -1;
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *format,
+			   va_list args)
+{
+	if (level == LIBBPF_DEBUG && !verbose)
+		return 0;
+	return vfprintf(stderr, format, args);
+}
+
+static void on_exit_signal(int sig)
+{
+	exit_req = 1;
+}
+
+static void on_steal_signal(int sig)
+{
+	steal_req = sig == SIGUSR2;
+}
+
+/* Parse a sysfs CPU list ("0-3,8") into @set; returns 0 or -1. */
+static int parse_cpulist(const char *text, bool *set, int max)
+{
+	const char *s = text;
+
+	while (*s && *s != '\n') {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s)
+			return -1;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtol(s, &end, 10);
+			if (end == s)
+				return -1;
+		}
+		for (long i = a; i <= b; i++) {
+			if (i < 0 || i >= max)
+				return -1;
+			set[i] = true;
+		}
+		s = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int read_cpulist(const char *path, bool *set, int max)
+{
+	char buf[4096];
+	FILE *f = fopen(path, "r");
+	int ret = -1;
+
+	memset(set, 0, sizeof(*set) * max);
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f))
+		ret = parse_cpulist(buf, set, max);
+	fclose(f);
+	return ret;
+}
+
+static int read_int(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* The CPUs sharing @cpu's last-level cache: the highest cache index. */
+static int read_llc(int cpu, bool *set)
+{
+	char path[256];
+	int best = -1, best_level = -1;
+
+	for (int i = 0; i < 16; i++) {
+		int level;
+
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/cache/index%d/level", cpu, i);
+		level = read_int(path);
+		if (level < 0)
+			break;
+		if (level > best_level) {
+			best_level = level;
+			best = i;
+		}
+	}
+	if (best < 0) {
+		/* No cache information: the package stands for the LLC. */
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/topology/package_cpus_list", cpu);
+	} else {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/cache/index%d/shared_cpu_list",
+			 cpu, best);
+	}
+	return read_cpulist(path, set, MAX_CPUS);
+}
+
+static int cpu_node(int cpu)
+{
+	char pattern[128];
+	glob_t g;
+	int node = 0;
+
+	snprintf(pattern, sizeof(pattern), "/sys/devices/system/cpu/cpu%d/node*", cpu);
+	if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0)
+		node = atoi(strrchr(g.gl_pathv[0], 'e') + 1);
+	globfree(&g);
+	return node;
+}
+
+/* Fill the scheduler's topology tables; prints and returns -1 on failure. */
+static int load_topology(struct scx_idlesteal *skel, int nr_cpus)
+{
+	static bool online[MAX_CPUS], llc[MAX_CPUS], smt[MAX_CPUS];
+	int llc_first[MAX_LLCS];
+	int nr_llcs = 0;
+	char path[256];
+
+	if (nr_cpus > MAX_CPUS) {
+		fprintf(stderr, "scx_idlesteal: %d possible CPUs, at most %d supported\n",
+			nr_cpus, MAX_CPUS);
+		return -1;
+	}
+	if (read_cpulist("/sys/devices/system/cpu/online", online, MAX_CPUS)) {
+		fprintf(stderr, "scx_idlesteal: cannot read the online CPUs\n");
+		return -1;
+	}
+
+	skel->rodata->nr_cpus = nr_cpus;
+	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		int first = -1, id, n = 0;
+
+		/* Offline CPUs belong to no LLC: their marks are dropped. */
+		skel->rodata->cpu_llc[cpu] = MAX_LLCS;
+		if (!online[cpu])
+			continue;
+		if (read_llc(cpu, llc)) {
+			fprintf(stderr, "scx_idlesteal: cannot read the LLC of CPU %d\n", cpu);
+			return -1;
+		}
+		for (int i = 0; i < nr_cpus; i++) {
+			if (llc[i] && online[i]) {
+				first = i;
+				break;
+			}
+		}
+		if (first < 0)
+			first = cpu;
+		for (id = 0; id < nr_llcs; id++) {
+			if (llc_first[id] == first)
+				break;
+		}
+		if (id == nr_llcs) {
+			if (nr_llcs == MAX_LLCS) {
+				fprintf(stderr, "scx_idlesteal: more than %d LLCs\n", MAX_LLCS);
+				return -1;
+			}
+			llc_first[nr_llcs++] = first;
+			skel->rodata->llc_node[id] = cpu_node(cpu);
+		}
+		n = skel->rodata->llc_nr_cpus[id];
+		if (n == MAX_LLC_CPUS) {
+			fprintf(stderr, "scx_idlesteal: more than %d CPUs in an LLC\n",
+				MAX_LLC_CPUS);
+			return -1;
+		}
+		skel->rodata->cpu_llc[cpu] = id;
+		skel->rodata->cpu_pos[cpu] = n;
+		skel->rodata->llc_cpus[id][n] = cpu;
+		skel->rodata->llc_nr_cpus[id] = n + 1;
+
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu);
+		n = 0;
+		if (read_cpulist(path, smt, MAX_CPUS) == 0) {
+			for (int i = 0; i < nr_cpus && n < MAX_SIBLINGS; i++) {
+				if (i != cpu && smt[i] && online[i] && llc[i])
+					skel->rodata->cpu_siblings[cpu][n++] = i;
+			}
+		}
+		skel->rodata->cpu_nr_siblings[cpu] = n;
+	}
+	skel->rodata->nr_llcs = nr_llcs;
+	printf("topology: %d LLCs:", nr_llcs);
+	for (int id = 0; id < nr_llcs; id++)
+		printf(" %u CPUs (node %u)", skel->rodata->llc_nr_cpus[id],
+		       skel->rodata->llc_node[id]);
+	printf("\n");
+	return 0;
+}
+
+static void read_stats(struct scx_idlesteal *skel, __u64 *totals)
+{
+	int nr_cpus = libbpf_num_possible_cpus();
+	__u64 cnts[nr_cpus];
+
+	memset(totals, 0, sizeof(*totals) * IDLESTEAL_NR_STATS);
+	for (__u32 idx = 0; idx < IDLESTEAL_NR_STATS; idx++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.stats), &idx, cnts))
+			continue;
+		for (int cpu = 0; cpu < nr_cpus; cpu++)
+			totals[idx] += cnts[cpu];
+	}
+}
+
+static void print_stats(const char *tag, struct scx_idlesteal *skel)
+{
+	__u64 totals[IDLESTEAL_NR_STATS];
+
+	read_stats(skel, totals);
+	printf("%s", tag);
+	for (int i = 0; i < IDLESTEAL_NR_STATS; i++)
+		printf(" %s=%llu", stat_names[i], (unsigned long long)totals[i]);
+	printf(" steal=%s\n", skel->data->steal_enabled ? "on" : "off");
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	bool start_off = false, nearest = false;
+	__u64 slice_us = 0;
+	struct scx_idlesteal *skel;
+	struct bpf_link *link;
+	__u64 ecode;
+	int opt;
+
+	libbpf_set_print(libbpf_print_fn);
+	signal(SIGINT, on_exit_signal);
+	signal(SIGTERM, on_exit_signal);
+	signal(SIGUSR1, on_steal_signal);
+	signal(SIGUSR2, on_steal_signal);
+
+	while ((opt = getopt(argc, argv, "s:novh")) != -1) {
+		switch (opt) {
+		case 's':
+			slice_us = strtoull(optarg, NULL, 0);
+			break;
+		case 'n':
+			nearest = true;
+			break;
+		case 'o':
+			start_off = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		default:
+			fprintf(stderr, help_fmt, basename(argv[0]));
+			return opt != 'h';
+		}
+	}
+
+restart:
+	skel = SCX_OPS_OPEN(idlesteal_ops, scx_idlesteal);
+	if (slice_us)
+		skel->rodata->slice_ns = slice_us * 1000;
+	if (load_topology(skel, libbpf_num_possible_cpus()))
+		return 1;
+	skel->data->steal_enabled = !start_off;
+	skel->bss->nearest_llc = nearest;
+
+	SCX_OPS_LOAD(skel, idlesteal_ops, scx_idlesteal, uei);
+	link = SCX_OPS_ATTACH(skel, idlesteal_ops, scx_idlesteal);
+	printf("scx_idlesteal: loaded, stealing %s%s\n", start_off ? "off" : "on",
+	       nearest ? ", nearest LLC of the node too" : "");
+	fflush(stdout);
+
+	while (!exit_req && !UEI_EXITED(skel, uei)) {
+		if (steal_req >= 0) {
+			skel->data->steal_enabled = steal_req;
+			start_off = !steal_req;
+			printf("scx_idlesteal: stealing %s\n", steal_req ? "on" : "off");
+			steal_req = -1;
+		}
+		print_stats("stats", skel);
+		sleep(1);
+	}
+
+	print_stats("final", skel);
+	bpf_link__destroy(link);
+	ecode = UEI_REPORT(skel, uei);
+	scx_idlesteal__destroy(skel);
+
+	if (UEI_ECODE_RESTART(ecode)) {
+		printf("scx_idlesteal: restarting (topology changed)\n");
+		goto restart;
+	}
+	return 0;
+}
