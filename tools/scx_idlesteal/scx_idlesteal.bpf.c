@@ -142,56 +142,21 @@ static void update_avg(u64 *avg, u64 sample)
 /*
  * Table reads through MEMBER_VPTR(): the verifier must see every index
  * bounded, and the compiler may otherwise index with a copy of a value
- * whose check it has not seen.  Out of range reads as "none".
+ * whose check it has not seen.  Out of range reads as @none.
  */
-static u32 cpu_llc_of(s32 cpu)
-{
-	const volatile u32 *v = MEMBER_VPTR(cpu_llc, [cpu]);
+#define TABLE_READ(table, index, none)					\
+({									\
+	const volatile u32 *__v = MEMBER_VPTR(table, index);		\
+	__v ? *__v : (none);						\
+})
 
-	return v ? *v : MAX_LLCS;
-}
-
-static u32 cpu_pos_of(s32 cpu)
-{
-	const volatile u32 *v = MEMBER_VPTR(cpu_pos, [cpu]);
-
-	return v ? *v : MAX_LLC_CPUS;
-}
-
-static u32 nr_siblings(s32 cpu)
-{
-	const volatile u32 *v = MEMBER_VPTR(cpu_nr_siblings, [cpu]);
-
-	return v ? *v : 0;
-}
-
-static s32 sibling(s32 cpu, u32 i)
-{
-	const volatile u32 *v = MEMBER_VPTR(cpu_siblings, [cpu][i]);
-
-	return v ? *v : -1;
-}
-
-static u32 llc_nr(u32 llc)
-{
-	const volatile u32 *v = MEMBER_VPTR(llc_nr_cpus, [llc]);
-
-	return v ? *v : 0;
-}
-
-static s32 llc_cpu(u32 llc, u32 pos)
-{
-	const volatile u32 *v = MEMBER_VPTR(llc_cpus, [llc][pos]);
-
-	return v ? *v : -1;
-}
-
-static u32 llc_node_of(u32 llc)
-{
-	const volatile u32 *v = MEMBER_VPTR(llc_node, [llc]);
-
-	return v ? *v : 0;
-}
+static u32 cpu_llc_of(s32 cpu) { return TABLE_READ(cpu_llc, [cpu], MAX_LLCS); }
+static u32 cpu_pos_of(s32 cpu) { return TABLE_READ(cpu_pos, [cpu], MAX_LLC_CPUS); }
+static u32 nr_siblings(s32 cpu) { return TABLE_READ(cpu_nr_siblings, [cpu], 0); }
+static s32 sibling(s32 cpu, u32 i) { return TABLE_READ(cpu_siblings, [cpu][i], -1); }
+static u32 llc_nr(u32 llc) { return TABLE_READ(llc_nr_cpus, [llc], 0); }
+static s32 llc_cpu(u32 llc, u32 pos) { return TABLE_READ(llc_cpus, [llc][pos], -1); }
+static u32 llc_node_of(u32 llc) { return TABLE_READ(llc_node, [llc], 0); }
 
 static struct mask_chunk *mask_chunk(u32 llc, u32 pos)
 {
