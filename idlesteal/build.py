@@ -184,7 +184,8 @@ def run_make(cmd: list[str], env: dict[str, str], logfile: Path, verbose: bool) 
         rc = proc.wait()
     if rc != 0:
         tail = logfile.read_text(errors="replace").splitlines()[-40:]
-        raise HarnessError(f"build failed (rc={rc}): {shlex.join(cmd)}; log: {logfile}\n" + "\n".join(tail))
+        raise HarnessError(f"build failed (rc={rc}): {shlex.join(cmd)}; log: {logfile}\n"
+                           + "\n".join(tail))
 
 
 def build(variant: str = "base", src: Path | None = None, obj: Path | None = None,
