@@ -42,7 +42,8 @@ ASYM_BOOTS ?= 6
 ASYM_ARGS ?=
 
 .PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference stress bench-scale \
-	stress-short kcsan export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench scx
+	stress-short kcsan export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench scx \
+	bench-scx
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -85,9 +86,11 @@ image: deps
 # socket/pipe, perf bench sched messaging, sysbench threads/mutex, wakelat on
 # 1x1x2, 2x2x2, 2x4x2), then the STEAL x DELAY_DEQUEUE matrix at heavy
 # overload (tasks >> CPUs), the arm64 placement comparison with and without
-# the stable idle-core patch, and sparsemask against a dense bitmap natively.
+# the stable idle-core patch, sparsemask against a dense bitmap natively,
+# stealing at size, and the schedulers side by side (bench-scx).
 # Results: results/<preset>-<workload>.{txt,json,png}, results/summary.txt,
-# results/dd-*.{txt,json,png}, results/asym/, results/sparsemask/.
+# results/dd-*.{txt,json,png}, results/asym/, results/sparsemask/,
+# results/scale/, results/scx/.
 # Subsets: make bench SUITE_PRESETS=2x2x2 SUITE_WORKLOADS=hackbench,wakelat
 # (or one of the steps: bench-suite, bench-dd, bench-asym, sparsemask-bench)
 BENCH_VARIANT ?= steal
@@ -106,6 +109,7 @@ bench: deps
 	$(MAKE) --no-print-directory bench-asym
 	$(MAKE) --no-print-directory sparsemask-bench
 	$(MAKE) --no-print-directory bench-scale
+	$(MAKE) --no-print-directory bench-scx
 
 # Stealing at size (outside CI: a 160-vCPU guest): a small hackbench with
 # NO_STEAL and STEAL interleaved in one boot of each preset; steals, cost per
@@ -182,10 +186,22 @@ sparsemask-bench: deps
 		  tools/sparsemask-bench/sparsemask-bench -s $$s -d $(SPARSE_SECONDS) -r $(SPARSE_REPS); } | tee $$out; \
 	done
 
-# sched_ext: the scx kernel (series + BTF + SCHED_CLASS_EXT) and the
-# schedulers built from source (scx_simple, scx_idlesteal): docs/scx.md.
+# sched_ext: the scx kernel (series + BTF + SCHED_CLASS_EXT), the
+# schedulers built from source (scx_simple, scx_idlesteal) and the published
+# peers from crates.io (scx_p2dq, scx_bpfland, scx_cosmos): docs/scx.md.
 scx: deps
 	$(IDLESTEAL) scx
+
+# Side by side on the scx kernel (configs/scx.suite, one boot per preset):
+# EEVDF NO_STEAL (the baseline), EEVDF STEAL, scx_idlesteal and the peers,
+# switched between repetitions, the order rotated.  Results: results/scx/.
+SCX_SCHED ?= eevdf,eevdf+steal,scx_idlesteal,scx_p2dq,scx_bpfland,scx_cosmos
+SCX_REPS ?= 4
+SCX_PRESETS ?=
+bench-scx: deps
+	$(IDLESTEAL) scx
+	$(IDLESTEAL) side-by-side --no-build --sched $(SCX_SCHED) --reps $(SCX_REPS) \
+		$(if $(SCX_PRESETS),--presets $(SCX_PRESETS)) $(BENCH_ARGS)
 
 kernel-arm64: deps
 	$(IDLESTEAL) kernel --variant arm64

@@ -155,9 +155,12 @@ def configure(src: Path, obj: Path, fragments: list[Path], arch: str = DEFAULT_A
     return True
 
 
-def run_make(cmd: list[str], env: dict[str, str], logfile: Path, verbose: bool) -> None:
-    """Run make (any build: kernel, tools), log everything, show a progress
-    line every few seconds; HarnessError with the log's tail on failure."""
+def run_make(cmd: list[str], env: dict[str, str], logfile: Path, verbose: bool,
+             step: re.Pattern[str] | None = None) -> None:
+    """Run make (any build: kernel, tools; or cargo), log everything, show a
+    progress line every few seconds; HarnessError with the log's tail on
+    failure.  `step`: what a build step's line looks like (default: kbuild's
+    "  CC      kernel/sched/fair.o")."""
     sw = Stopwatch()
     steps = 0
     last = ""
@@ -171,7 +174,8 @@ def run_make(cmd: list[str], env: dict[str, str], logfile: Path, verbose: bool) 
             if verbose:
                 sys.stderr.write(line)
             stripped = line.strip()
-            if stripped[:4].strip().isupper() and len(stripped.split()) == 2:
+            if (step.match(stripped) if step is not None else
+                    stripped[:4].strip().isupper() and len(stripped.split()) == 2):
                 steps += 1
                 last = stripped
             if _NOTEWORTHY.search(line):

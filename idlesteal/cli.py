@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import (asym, bench, build, collect, compare, estimate, image, kernels, paths, scx, source,
-               stress, suite, topology, tree, vm, workload)
+from . import (asym, bench, build, collect, compare, estimate, image, kernels, paths, peers, scx,
+               sidebyside, source, stress, suite, topology, tree, vm, workload)
 from .util import HarnessError, Stopwatch, log
 
 
@@ -130,9 +130,61 @@ def cmd_scx(a: argparse.Namespace) -> int:
         if not a.no_prepare:
             tree.prepare()
         build.build(scx.VARIANT, verbose=a.verbose)
-    names = tuple(a.sched.split(",")) if a.sched else scx.SCHEDULERS
-    for name, path in scx.build_schedulers(names=names, verbose=a.verbose).items():
+    names = tuple(a.sched.split(",")) if a.sched else scx.SCHEDULERS + tuple(peers.PEERS)
+    own = tuple(n for n in names if n not in peers.PEERS)
+    published = tuple(n for n in names if n in peers.PEERS)
+    bins = scx.build_schedulers(names=own, verbose=a.verbose) if own else {}
+    if published:
+        bins.update(peers.ensure(published, verbose=a.verbose))
+    for name, path in bins.items():
         print(f"{name} {path}")
+    return 0
+
+
+def cmd_side_by_side(a: argparse.Namespace) -> int:
+    path = Path(a.suite_file) if a.suite_file else sidebyside.default_suite()
+    entries = suite.select(suite.load(path), a.presets, a.workloads)
+    cs = sidebyside.contenders(a.sched)
+    specs = sidebyside.specs(entries, cs, a.reps)
+    outdir = Path(a.outdir)
+    total = sum(sidebyside.estimate_seconds(s, outdir) for s in specs)
+    header = (f"side by side: {', '.join(c.name for c in cs)}; {len(specs)} boot(s) "
+              f"({', '.join(s.preset for s in specs)}), {a.reps} repetitions, "
+              f"~{estimate.fmt_duration(total)} (builds not included)")
+    if a.dry_run:
+        print(header)
+        for s in specs:
+            loads = sidebyside.plan(s)
+            print(f"  {s.preset}: {len(loads)} loads, {sum(len(l.runs) for l in loads)} runs: "
+                  + "; ".join(f"{e.workload} {','.join(map(str, e.levels))}" for e in s.entries))
+        return 0
+    log(header)
+    if a.build:
+        tree.prepare()
+        build.build(scx.VARIANT, verbose=a.verbose)
+        own = tuple(c.binary for c in cs if c.binary and c.binary not in peers.PEERS)
+        if own:
+            scx.build_schedulers(names=tuple(dict.fromkeys(own)), verbose=a.verbose)
+        published = tuple(c.binary for c in cs if c.binary in peers.PEERS)
+        if published:
+            peers.ensure(published, verbose=a.verbose)
+    kernel = build.bzimage(scx.VARIANT)
+    failed = []
+    for i, s in enumerate(specs, 1):
+        log(f"side by side {i}/{len(specs)}: {s.preset}")
+        try:
+            out = sidebyside.run(s, kernel, scx.VARIANT, outdir)
+        except HarnessError as err:   # keep going: one broken preset must not lose the rest
+            log(f"side by side on {s.preset} FAILED: {err}")
+            failed.append(s.preset)
+        else:
+            print(out["table"], end="", flush=True)
+            print(f"wrote {out['txt']} and {out['json']}")
+    summary = sidebyside.write_summary(outdir, [s.preset for s in specs])
+    print(f"wrote {summary}")
+    if failed:
+        log(f"FAILED: {', '.join(failed)}")
+        return 1
     return 0
 
 
@@ -282,12 +334,23 @@ def cmd_stress(a: argparse.Namespace) -> int:
     if a.seconds < 1:
         raise HarnessError("--seconds must be at least 1")
     _variant(a.variant)
+    loader = tuple(a.scx.split()) if a.scx else ()
+    if loader and loader[0] not in scx.SCHEDULERS:
+        raise HarnessError(f"--scx: {loader[0]} is not one of ours ({', '.join(scx.SCHEDULERS)})")
     kernel, initrd = kernels.ensure_guest(a.variant, a.build, a.force)
+    if loader:
+        if not build.config_enabled(a.variant, "CONFIG_SCHED_CLASS_EXT"):
+            raise HarnessError(f"--scx needs a kernel with sched_ext (--variant {scx.VARIANT}), "
+                               f"not {a.variant}")
+        bins = scx.build_schedulers(a.variant, (loader[0],)) if a.build \
+            else {loader[0]: scx.binary(loader[0], a.variant)}
+        initrd = image.build_base(files=scx.image_files(bins))
     ok = True
     for p in presets:
         s, path = stress.run(p.name, a.seconds, kernel, initrd, variant=a.variant,
                              outdir=Path(a.outdir), append=a.append.split() if a.append else None,
-                             kcsan_races=build.config_enabled(a.variant, "CONFIG_KCSAN"))
+                             kcsan_races=build.config_enabled(a.variant, "CONFIG_KCSAN"),
+                             scx_loader=loader)
         print(stress.report(s), end="")
         print(f"wrote {path}")
         ok = ok and s["passed"]
@@ -430,6 +493,23 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("-v", "--verbose", action="store_true", help="show all of make's output")
     sp.set_defaults(func=cmd_scx)
 
+    sp = command("side-by-side", help="EEVDF +/- STEAL and sched_ext schedulers, one boot "
+                 "per preset (docs/scx.md)")
+    sp.add_argument("--sched", default=",".join(sidebyside.DEFAULT), metavar="A,B,...",
+                    help="schedulers, the first is the baseline (default %(default)s; known: "
+                    + ", ".join(sidebyside.CONTENDERS) + ")")
+    sp.add_argument("--suite-file", help="entries to run (default configs/scx.suite)")
+    sp.add_argument("--presets", default="", help="only these presets (comma-separated)")
+    sp.add_argument("--workloads", default="", help="only these workloads")
+    sp.add_argument("--reps", type=int, default=4, help="repetitions per scheduler "
+                    "(default %(default)s)")
+    sp.add_argument("--outdir", default=str(sidebyside.results_dir()))
+    sp.add_argument("--no-build", dest="build", action="store_false",
+                    help="use the scx kernel and schedulers as built")
+    sp.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
+    sp.add_argument("-v", "--verbose", action="store_true", help="show all build output")
+    sp.set_defaults(func=cmd_side_by_side)
+
     sp = command("check-series", help="build every prefix of the series (bisectability)")
     variant(sp, "base")
     sp.add_argument("-v", "--verbose", action="store_true")
@@ -512,6 +592,9 @@ def parser() -> argparse.ArgumentParser:
     guest(sp)
     sp.set_defaults(variant=stress.VARIANT, preset="2x2x2,2node")
     sp.add_argument("--seconds", type=int, default=600, help="load duration per preset (s)")
+    sp.add_argument("--scx", default="", metavar="'LOADER ARGS'",
+                    help="a sched_ext scheduler of ours in charge during the load "
+                    "(e.g. scx_idlesteal; with --variant scx)")
     sp.add_argument("--outdir", default=str(stress.results_dir()),
                     help="where the JSON summaries go")
     sp.set_defaults(func=cmd_stress)

@@ -13,13 +13,14 @@ says whether a BPF scheduler is in charge and `root/ops` its name.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 from pathlib import Path
 
 from . import build, paths
-from .util import HarnessError, Stopwatch, log
+from .util import HarnessError, Stopwatch, log, sha256_file
 
 VARIANT = "scx"
 CLANG = "clang-19"
@@ -32,6 +33,12 @@ REQUIRED = ("CONFIG_SCHED_CLASS_EXT", "CONFIG_DEBUG_INFO_BTF", "CONFIG_BPF_SYSCA
 
 STATE = "/sys/kernel/sched_ext/state"
 OPS = "/sys/kernel/sched_ext/root/ops"
+
+# What sched_ext prints when it ejects a scheduler for an error, the
+# watchdog's stall among them (scx_exit_reason()); an unload says
+# "unregistered from user space", a hotplug restart "... from the main kernel".
+EJECTED = re.compile(r"sched_ext: BPF scheduler \"[\w-]+\" disabled "
+                     r"\((runtime error|scx_bpf_error|runnable task stall)\)")
 
 # "stats steals=1 failed=2 ... steal=on" (scx_idlesteal.c, print_stats())
 _STATS_RE = re.compile(r"^(stats|final)((?: \w+=\d+)+) steal=(on|off)$")
@@ -110,3 +117,9 @@ def final_stats(text: str) -> dict[str, int | str]:
     if not finals:
         raise HarnessError("no final stats line from scx_idlesteal (did it unload?)")
     return finals[-1]
+
+
+def source_digest() -> str:
+    """sha256 over scx_idlesteal's sources (what a result was measured with)."""
+    return hashlib.sha256("".join(sha256_file(OWN_DIR / f) for f in
+                                  ("scx_idlesteal.bpf.c", "scx_idlesteal.c")).encode()).hexdigest()

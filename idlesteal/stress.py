@@ -43,7 +43,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build, image, kcsan, paths, provenance, schedstat, topology, vm
+from . import build, image, kcsan, paths, provenance, schedstat, scx, topology, vm
 from .guest import read as guest_file
 from .util import HarnessError, log
 
@@ -115,8 +115,16 @@ THRESHOLDS: dict[str, Threshold] = {
 }
 
 
-def thresholds(seconds: float) -> dict[str, int]:
-    return {k: t.minimum(seconds) for k, t in THRESHOLDS.items()}
+# Under a sched_ext scheduler "steals" are its own counter (scx_idlesteal's
+# "final" lines, one per load: hotplug restarts it), and cpu.max is not
+# enforced (sched_ext applies CFS bandwidth only through a scheduler's
+# cgroup callbacks, which scx_idlesteal does not implement).
+NOT_UNDER_SCX = ("nr_throttled",)
+
+
+def thresholds(seconds: float, scx: bool = False) -> dict[str, int]:
+    return {k: t.minimum(seconds) for k, t in THRESHOLDS.items()
+            if not (scx and k in NOT_UNDER_SCX)}
 
 
 # ------------------------------------------------------------------ guest script
@@ -143,6 +151,9 @@ class Params:
     # CPUs (a whole LLC on 2x2x2/2node) and those CPUs barely steal.
     partition_gap: str = "3"
     msgcount_timeout: int = 300
+    # A sched_ext loader (argv) in charge for the whole load (docs/scx.md):
+    # started after the setup, stopped before the cleanup; () = EEVDF.
+    scx: tuple[str, ...] = ()
 
     @property
     def low_cpus(self) -> str:
@@ -198,7 +209,7 @@ def script_params(p: Params) -> dict[str, object]:
         "PART_SLEEP": p.partition_sleep, "PART_GAP": p.partition_gap,
         "PART_CHOICES": " ".join(p.partition_choices()), "MAXOFF": max(1, n // 2 - 1),
         "MAXMASK": (1 << n) - 1, "MC_TIMEOUT": p.msgcount_timeout,
-        "WORKERS": " ".join(WORKERS),
+        "WORKERS": " ".join(WORKERS), "SCX": shlex.join(p.scx),
     }
 
 
@@ -330,7 +341,7 @@ def _domain_names(s: schedstat.Schedstat) -> dict[int, list[str]]:
 
 def evaluate(sections: dict[str, str], p: Params) -> Verdict:
     """Counts, minimums and failures from the guest's sections."""
-    v = Verdict(minimums=thresholds(p.seconds))
+    v = Verdict(minimums=thresholds(p.seconds, bool(p.scx)))
     fail = v.failures.append
     ctr = parse_counters(sections.get("counters", ""))
     missing = [w for w in WORKERS if w not in ctr or "missing" in ctr[w]]
@@ -354,6 +365,9 @@ def evaluate(sections: dict[str, str], p: Params) -> Verdict:
         v.details["schedstat_version"] = after.version
     except schedstat.SchedstatError as e:
         fail(f"schedstat: {e}")
+
+    if p.scx:
+        evaluate_scx(sections.get("scx_stop", ""), v)
 
     hb = ["hackbench0", "hackbench1", "thr_hackbench"]
     mc = ["msgcount0", "msgcount1", "thr_msgcount"]
@@ -452,6 +466,22 @@ def evaluate(sections: dict[str, str], p: Params) -> Verdict:
     return v
 
 
+def evaluate_scx(text: str, v: Verdict) -> None:
+    """The loader's section: still in charge at the end, unloaded cleanly;
+    "steals" is the sum of its final counters (scx.parse_stats())."""
+    lines = [l.strip() for l in text.splitlines()]
+    if "rc 0" not in lines or "state disabled" not in lines:
+        v.failures.append(f"sched_ext loader did not unload cleanly: {lines[:3]}")
+    finals = [r for r in scx.parse_stats(text) if r["kind"] == "final"]
+    v.counts["scx_loads"] = len(finals)
+    v.counts["scx_restarts"] = sum("restarting" in l for l in lines)
+    v.counts["steals"] = sum(int(r["steals"]) for r in finals)
+    v.counts["steal_fail"] = sum(int(r["failed"]) for r in finals)
+    v.counts["steal_search_ns"] = sum(int(r["search_ns"]) for r in finals)
+    if not finals:
+        v.failures.append("no final counter line from the sched_ext loader")
+
+
 # ------------------------------------------------------------------ running
 
 def series_commit() -> str:
@@ -501,8 +531,8 @@ def write_summary(s: dict, outdir: Path | None = None) -> Path:
     return path
 
 
-def params_for(preset: topology.Preset, seconds: int) -> Params:
-    return Params(seconds=seconds, ncpus=preset.ncpus)
+def params_for(preset: topology.Preset, seconds: int, scx_loader: tuple[str, ...] = ()) -> Params:
+    return Params(seconds=seconds, ncpus=preset.ncpus, scx=scx_loader)
 
 
 def timeout_for(p: Params) -> float:
@@ -544,18 +574,24 @@ def check_preset(preset: topology.Preset) -> None:
 
 def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
         variant: str = VARIANT, outdir: Path | None = None,
-        append: list[str] | None = None, kcsan_races: bool = False) -> tuple[dict, Path]:
+        append: list[str] | None = None, kcsan_races: bool = False,
+        scx_loader: tuple[str, ...] = ()) -> tuple[dict, Path]:
     """Boot, stress, evaluate; write and return the JSON summary (never
     raises for a failed run: the summary says why).
 
     kcsan_races: the kernel has KCSAN; its data-race reports are collected
     and sorted (idlesteal/kcsan.py) instead of failing the boot, and the run
-    fails if one touches the series."""
+    fails if one touches the series.
+
+    scx_loader: a sched_ext loader's argv (in `initrd`, on a kernel with
+    sched_ext) in charge during the load; the run also fails if sched_ext
+    ejects it (scx.EJECTED: an error or the watchdog's stall)."""
     preset = dataclasses.replace(topology.get(preset_name),
                                  boot_timeout=max(BOOT_TIMEOUT, topology.get(preset_name).boot_timeout))
     check_preset(preset)
-    p = params_for(preset, seconds)
-    log(f"stress: {preset.name} for {seconds} s on kernel {kernel}")
+    p = params_for(preset, seconds, scx_loader)
+    log(f"stress: {preset.name} for {seconds} s on kernel {kernel}"
+        + (f" under {shlex.join(scx_loader)}" if scx_loader else ""))
     error = None
     guest: dict = {}
     v = Verdict(minimums=thresholds(seconds))
@@ -588,6 +624,9 @@ def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
         ev = evaluate(res.sections, p)
         ev.failures = v.failures + ev.failures
         v = ev
+        ejected = scx.EJECTED.search(res.console.read_text(errors="replace"))
+        if ejected:
+            v.failures.append(f"sched_ext ejected the scheduler: {ejected.group(0)}")
         if kcsan_races:
             races = kcsan.summarize(kcsan.parse(res.console.read_text(errors="replace")))
             v.details["kcsan"] = races

@@ -77,7 +77,7 @@ def test_script_is_fully_substituted_and_valid_ash():
 
 def test_script_preamble_sets_what_stress_sh_checks():
     import re
-    checked = re.findall(r'"\$\{(\w+):\?\}"', guest.read("stress.sh"))
+    checked = re.findall(r'"\$\{(\w+):?\?\}"', guest.read("stress.sh"))
     assert sorted(checked) == sorted(stress.script_params(P))
     text = stress.script(P)
     assert "\nPART_CHOICES='4-7 4-5 6-7 5-7 4,6 5-6 4-6'\n" in text
@@ -226,3 +226,36 @@ def test_errors_before_smp_only_when_all_are_early():
     assert stress.errors_before_smp(late) == []          # one late report: no excuse
     assert stress.errors_before_smp(EARLY.replace("smp: Bringing up", "smp: x")) == []
     assert stress.errors_before_smp("[    1.0] smp: Bringing up secondary CPUs ...\n") == []
+
+
+SCX_STOP = """rc 0
+state disabled
+final steals=300 failed=20 search_ns=5000 gated=0 kicks=9 local=1 queued=2 remote_llc=0 steal=on
+scx_idlesteal: restarting (topology changed)
+final steals=900 failed=30 search_ns=7000 gated=0 kicks=9 local=1 queued=2 remote_llc=0 steal=on
+EXIT: unregistered from user space
+"""
+P_SCX = stress.Params(seconds=120, ncpus=8, scx=("scx_idlesteal",))
+
+
+def test_evaluate_under_scx_counts_the_loaders_steals_over_restarts():
+    # fair-class steals are 0 under sched_ext; no CFS bandwidth throttling
+    s = good_sections(schedstat_after=schedstat_text(0, ts=121000), scx_stop=SCX_STOP,
+                      throttle="nr_throttled 0\n")
+    v = stress.evaluate(s, P_SCX)
+    assert v.passed, v.failures
+    assert v.counts["steals"] == 1200 and v.counts["scx_loads"] == 2
+    assert v.counts["scx_restarts"] == 1 and "nr_throttled" not in v.minimums
+    assert stress.script_params(P_SCX)["SCX"] == "scx_idlesteal"
+    assert stress.script_params(P)["SCX"] == ""
+
+
+@pytest.mark.parametrize("text, needle", [
+    (SCX_STOP.replace("rc 0", "rc 1"), "did not unload cleanly"),
+    ("rc 0\nstate disabled\n", "no final counter line"),
+    (SCX_STOP.replace("steals=300", "steals=1").replace("steals=900", "steals=2"),
+     "steals = 3 < minimum"),
+])
+def test_evaluate_under_scx_failures(text, needle):
+    v = stress.evaluate(good_sections(scx_stop=text), P_SCX)
+    assert any(needle in f for f in v.failures), v.failures

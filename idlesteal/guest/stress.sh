@@ -13,6 +13,8 @@
   "${AFFINITY:?}" "${AFFINITY_RUN:?}" "${WAKELAT:?}" "${LOW_CPUS:?}" \
   "${HOTPLUG_SLEEP:?}" "${PART_SLEEP:?}" "${PART_GAP:?}" "${PART_CHOICES:?}" \
   "${MAXOFF:?}" "${MAXMASK:?}" "${MC_TIMEOUT:?}" "${WORKERS:?}"
+# SCX: a sched_ext loader's command line, in charge during the load ("": EEVDF).
+: "${SCX?}"
 D=/tmp/stress
 CG=/sys/fs/cgroup
 mkdir -p $D
@@ -36,6 +38,10 @@ echo "$THROTTLE_MAX" > $CG/thr/cpu.max || fail "cannot set cpu.max"
 
 section schedstat_before
 schedsnap
+if [ -n "$SCX" ]; then
+    section scx_start
+    scx_start $D/scx.log $SCX || fail "sched_ext loader $SCX did not load"
+fi
 
 END=$(( $(now) + $DURATION ))
 
@@ -293,6 +299,13 @@ w_features &
 w_monitor &
 wait
 echo "workers done at $(now)"
+if [ -n "$SCX" ]; then
+    # A hotplug restart may still be under way: the loader must be back.
+    scx_wait enabled || echo "sched_ext loader not in charge at the end"
+    section scx_stop
+    scx_stop
+    grep -E '^(final |scx_idlesteal: restarting|EXIT)' $D/scx.log
+fi
 
 # ---- back to a clean state
 section cleanup

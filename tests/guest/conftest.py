@@ -21,12 +21,19 @@ class Guest:
     variant: str
 
 
+def no_build() -> bool:
+    return bool(os.environ.get("IDLESTEAL_TEST_NO_BUILD"))
+
+
+def kernel_for(variant: str) -> Path:
+    """The variant's kernel image: as built (IDLESTEAL_TEST_NO_BUILD) or built now."""
+    if no_build():
+        return build.bzimage(variant)
+    tree.prepare()
+    return build.build(variant)
+
+
 @pytest.fixture(scope="session")
 def guest() -> Guest:
     variant = os.environ.get("IDLESTEAL_TEST_VARIANT", "steal")
-    if os.environ.get("IDLESTEAL_TEST_NO_BUILD"):
-        kernel = build.bzimage(variant)
-    else:
-        tree.prepare()
-        kernel = build.build(variant)
-    return Guest(kernel, image.build_base(), variant)
+    return Guest(kernel_for(variant), image.build_base(), variant)

@@ -83,6 +83,7 @@ enum stat_idx {
 	IDLESTEAL_STAT_LOCAL,		/* wakeups placed on an idle CPU */
 	IDLESTEAL_STAT_QUEUED,		/* tasks queued on a CPU's own queue */
 	IDLESTEAL_STAT_REMOTE_LLC,	/* stolen from another LLC of the node */
+	IDLESTEAL_STAT_GLOBAL,		/* queued globally: own CPU not allowed, none idle */
 	IDLESTEAL_NR_STATS,
 };
 
@@ -251,10 +252,18 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 cpu = scx_bpf_task_cpu(p);
 	u64 vtime = p->scx.dsq_vtime;
 
-	/* The queue of a CPU @p may not run on would hold it forever. */
+	/*
+	 * The queue of a CPU @p may not run on would hold it forever.  Take
+	 * an idle allowed CPU instead (idle means online), else the global
+	 * queue, which every CPU consumes when it has nothing of its own.
+	 * Not scx_bpf_pick_any_cpu(): with no idle CPU it returns any CPU of
+	 * the mask, which may be offline, and an offline CPU's queue is never
+	 * served (a hang seen under affinity and hotplug churn).
+	 */
 	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
-		cpu = scx_bpf_pick_any_cpu(p->cpus_ptr, 0);
+		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 		if (cpu < 0) {
+			stat_add(IDLESTEAL_STAT_GLOBAL, 1);
 			scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, slice(), enq_flags);
 			return;
 		}

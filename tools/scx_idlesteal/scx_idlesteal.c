@@ -29,12 +29,13 @@
 enum stat_idx {
 	IDLESTEAL_STAT_STEAL, IDLESTEAL_STAT_FAILED, IDLESTEAL_STAT_SEARCH_NS,
 	IDLESTEAL_STAT_GATED, IDLESTEAL_STAT_KICK, IDLESTEAL_STAT_LOCAL,
-	IDLESTEAL_STAT_QUEUED, IDLESTEAL_STAT_REMOTE_LLC, IDLESTEAL_NR_STATS,
+	IDLESTEAL_STAT_QUEUED, IDLESTEAL_STAT_REMOTE_LLC, IDLESTEAL_STAT_GLOBAL,
+	IDLESTEAL_NR_STATS,
 };
 
 static const char *const stat_names[IDLESTEAL_NR_STATS] = {
 	"steals", "failed", "search_ns", "gated", "kicks", "local", "queued",
-	"remote_llc",
+	"remote_llc", "global",
 };
 
 static const char help_fmt[] =

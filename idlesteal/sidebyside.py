@@ -1,0 +1,443 @@
+"""Schedulers side by side: EEVDF with and without STEAL and sched_ext
+schedulers, the same workloads, one boot per preset.
+
+A contender is either EEVDF with sched features set (`eevdf`: NO_STEAL,
+`eevdf+steal`: STEAL) or a sched_ext loader run in the background
+(scx_idlesteal, the kernel's scx_simple, the published peers of
+idlesteal/peers.py).  The plan: for each repetition, each contender in turn
+(the order rotated by one per repetition, so no contender always follows
+the same one) is switched in -- features set, loader started and checked
+in charge -- then every workload runs at every level of configs/scx.suite's
+entries for that preset, then the loader is stopped.  The first run after
+each switch is a warm-up and is discarded.  After every run the guest
+prints sched_ext's state, so a scheduler ejected mid-run is an error, not a
+silent EEVDF measurement.
+
+summarize() gives, per workload and level, each contender's mean with its
+95% interval, its ratio to the baseline (the first contender, `eevdf`) with
+a delta-method interval and Welch's p against it, and the call: the
+contender with the best mean is "best" only when Welch's test separates it
+from every other one (p < 0.05), otherwise the contenders it cannot be told
+apart from are listed with it.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import (build, image, paths, peers, procstat, provenance, scx, stats, suite, topology,
+               vm)
+from .util import HarnessError, ParseError, log
+
+
+class SideBySideError(ParseError):
+    pass
+
+
+@dataclass(frozen=True)
+class Contender:
+    name: str
+    features: tuple[str, ...]      # EEVDF sched features set when switching to it
+    loader: tuple[str, ...] = ()   # sched_ext loader argv; () = EEVDF itself
+    ops: str = ""                  # the name it registers (root/ops)
+
+    @property
+    def binary(self) -> str:
+        return self.loader[0] if self.loader else ""
+
+
+# The fair class' own stealing is off under every sched_ext scheduler
+# (NO_STEAL): with full switching no task is left in the fair class anyway.
+CONTENDERS: dict[str, Contender] = {c.name: c for c in [
+    Contender("eevdf", ("NO_STEAL",)),
+    Contender("eevdf+steal", ("STEAL",)),
+    Contender("scx_idlesteal", ("NO_STEAL",), ("scx_idlesteal",), "idlesteal"),
+    Contender("scx_idlesteal-nosteal", ("NO_STEAL",), ("scx_idlesteal", "-o"), "idlesteal"),
+    Contender("scx_idlesteal-node", ("NO_STEAL",), ("scx_idlesteal", "-n"), "idlesteal"),
+    Contender("scx_simple", ("NO_STEAL",), ("scx_simple",), "simple"),
+    *[Contender(n, ("NO_STEAL",), (n,), peers.OPS_NAMES[n]) for n in peers.PEERS],
+]}
+DEFAULT = ("eevdf", "eevdf+steal", "scx_idlesteal", *peers.PEERS)
+
+
+def contenders(names: str | tuple[str, ...] | list[str]) -> list[Contender]:
+    """'a,b,c' (or a sequence) -> Contenders; unknown or repeated names fail."""
+    words = [w for w in names.split(",") if w] if isinstance(names, str) else list(names)
+    unknown = [w for w in words if w not in CONTENDERS]
+    if unknown:
+        raise HarnessError(f"unknown scheduler(s) {', '.join(unknown)}; known: "
+                           f"{', '.join(CONTENDERS)}")
+    if len(set(words)) != len(words):
+        raise HarnessError(f"a scheduler is named twice: {','.join(words)}")
+    if len(words) < 2:
+        raise HarnessError("side by side needs at least two schedulers")
+    return [CONTENDERS[w] for w in words]
+
+
+def default_suite() -> Path:
+    return paths.configs_dir() / "scx.suite"
+
+
+@dataclass(frozen=True)
+class Run:
+    tag: str
+    load: int
+    rep: int
+    contender: str
+    entry: int               # index into Spec.entries
+    level: int
+    warmup: bool = False
+
+
+@dataclass(frozen=True)
+class Load:
+    index: int
+    rep: int
+    contender: Contender
+    runs: tuple[Run, ...]
+
+
+@dataclass
+class Spec:
+    preset: str
+    entries: list[suite.Entry]     # this preset's entries of the suite file
+    contenders: list[Contender]
+    reps: int
+    warmup: bool = True
+
+    def __post_init__(self) -> None:
+        if self.reps < 2:
+            raise HarnessError("side by side needs at least 2 repetitions (intervals)")
+        other = [e.name for e in self.entries if e.preset != self.preset]
+        if other or not self.entries:
+            raise HarnessError(f"side-by-side spec for {self.preset}: entries {other or '[]'}")
+
+    def command(self, entry: int, level: int) -> list[str]:
+        e = self.entries[entry]
+        return e.wl.argv(level, e.size or e.wl.default_size)
+
+    def to_json(self) -> dict:
+        return {"preset": self.preset, "reps": self.reps, "warmup": self.warmup,
+                "contenders": [asdict(c) for c in self.contenders],
+                "entries": [{"workload": e.workload, "levels": e.levels,
+                             "size": e.size or e.wl.default_size,
+                             "command": self.command(i, e.levels[0])}
+                            for i, e in enumerate(self.entries)]}
+
+
+def rotation(names: list[str], rep: int) -> list[str]:
+    k = rep % len(names)
+    return names[k:] + names[:k]
+
+
+def plan(spec: Spec) -> list[Load]:
+    """Loads in boot order; each holds its warm-up run and measured runs."""
+    by_name = {c.name: c for c in spec.contenders}
+    loads: list[Load] = []
+    n = 0
+    for rep in range(spec.reps):
+        for name in rotation([c.name for c in spec.contenders], rep):
+            runs = []
+            if spec.warmup:
+                runs.append(Run(f"r{n:04d}", len(loads), rep, name, 0,
+                                max(spec.entries[0].levels), warmup=True))
+                n += 1
+            for i, e in enumerate(spec.entries):
+                for lv in e.levels:
+                    runs.append(Run(f"r{n:04d}", len(loads), rep, name, i, lv))
+                    n += 1
+            loads.append(Load(len(loads), rep, by_name[name], tuple(runs)))
+    return loads
+
+
+def script(spec: Spec, loads: list[Load]) -> str:
+    lines = ["echo 1 > /sys/kernel/debug/sched/verbose 2>/dev/null || :",
+             "section meta", "uname -a", "cat /proc/cmdline", "nproc",
+             "section topology", topology.GUEST_SNIPPET.strip(),
+             "section boot.state", f"cat {scx.STATE} || fail 'no sched_ext in this kernel'"]
+    needed = {e.wl.binary for e in spec.entries} | {c.binary for c in spec.contenders if c.binary}
+    lines += [f"command -v {b} >/dev/null || fail '{b} is not in the guest image'"
+              for b in sorted(needed)]
+    for ld in loads:
+        c, lt = ld.contender, f"L{ld.index:03d}"
+        lines += [f"# load {ld.index}: rep {ld.rep}, {c.name}",
+                  f"section {lt}.start", f"set_features {' '.join(c.features)}"]
+        if c.loader:
+            lines.append(f"scx_start /tmp/{lt}.log {shlex.join(c.loader)} "
+                         f"|| fail '{c.name} did not load (load {ld.index})'")
+        for r in ld.runs:
+            cmd = shlex.join(spec.command(r.entry, r.level))
+            lines += [f"section {r.tag}.stat.before", "cat /proc/stat",
+                      f"section {r.tag}.output",
+                      f"{cmd} 2>&1 || fail '{spec.entries[r.entry].workload} failed in "
+                      f"{r.tag} under {c.name}'",
+                      f"section {r.tag}.stat.after", "cat /proc/stat",
+                      f"section {r.tag}.state",
+                      f"echo \"$(cat {scx.STATE}) $(cat {scx.OPS} 2>/dev/null)\""]
+        if c.loader:
+            lines += [f"section {lt}.stop",
+                      f"scx_stop || fail '{c.name} did not unload (load {ld.index})'",
+                      f"tail -n 3 /tmp/{lt}.log"]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Measurement:
+    tag: str
+    rep: int
+    contender: str
+    workload: str
+    level: int
+    value: float
+    metrics: dict[str, float]
+    busy: float
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def ops_matches(ops: str, name: str) -> bool:
+    """The published Rust schedulers register as NAME_VERSION_TARGET
+    ("p2dq_1.1.4_x86_64_unknown_linux_gnu"), the C ones as NAME."""
+    return ops == name or ops.startswith(name + "_")
+
+
+def check_state(run: Run, c: Contender, text: str) -> None:
+    """The guest's "<state> <ops>" after a run: the contender was in charge."""
+    words = text.split()
+    ok = (len(words) == 2 and words[0] == "enabled" and ops_matches(words[1], c.ops)) \
+        if c.loader else words == ["disabled"]
+    if not ok:
+        want = f"enabled {c.ops}" if c.loader else "disabled"
+        raise SideBySideError(f"{run.tag} ({c.name}): sched_ext reads {' '.join(words)!r} "
+                              f"after the run, want {want!r} (ejected?)")
+
+
+def collect(spec: Spec, loads: list[Load], sections: dict[str, str]) -> list[Measurement]:
+    """Measurements of the non-warm-up runs; checks each run's scheduler."""
+    out: list[Measurement] = []
+    for ld in loads:
+        for r in ld.runs:
+            try:
+                text = sections[f"{r.tag}.output"]
+                s0 = procstat.parse(sections[f"{r.tag}.stat.before"])
+                s1 = procstat.parse(sections[f"{r.tag}.stat.after"])
+                state = sections[f"{r.tag}.state"]
+            except KeyError as e:
+                raise SideBySideError(f"{r.tag}: guest output lacks section {e}") from None
+            check_state(r, ld.contender, state)
+            if r.warmup:
+                continue
+            wl = spec.entries[r.entry].wl
+            try:
+                metrics = wl.parse(text)
+            except ParseError as e:
+                raise SideBySideError(f"{r.tag} ({ld.contender.name}): {wl.name}: {e}") from None
+            out.append(Measurement(r.tag, r.rep, ld.contender.name, wl.name, r.level,
+                                   metrics[wl.metric], metrics, procstat.busy(s0, s1)))
+    return out
+
+
+def loader_tails(loads: list[Load], sections: dict[str, str]) -> dict[str, list[str]]:
+    """The last lines of each loader's output ("L007" -> lines)."""
+    return {f"L{ld.index:03d}": sections.get(f"L{ld.index:03d}.stop", "").splitlines()
+            for ld in loads if ld.contender.loader}
+
+
+def idlesteal_steals(loads: list[Load], sections: dict[str, str]) -> dict[str, list[int]]:
+    """scx_idlesteal's final steal count of each of its loads, per contender."""
+    out: dict[str, list[int]] = {}
+    for ld in loads:
+        if ld.contender.binary != "scx_idlesteal":
+            continue
+        final = scx.final_stats(sections.get(f"L{ld.index:03d}.stop", ""))
+        out.setdefault(ld.contender.name, []).append(int(final["steals"]))
+    return out
+
+
+# ------------------------------------------------------------------ statistics
+
+def summarize(spec: Spec, ms: list[Measurement]) -> list[dict]:
+    """One row per workload and level: every contender's figures and the call."""
+    rows = []
+    base = spec.contenders[0].name
+    for e in spec.entries:
+        wl = e.wl
+        for lv in e.levels:
+            vals = {c.name: [m.value for m in ms if m.contender == c.name
+                             and m.workload == wl.name and m.level == lv]
+                    for c in spec.contenders}
+            if any(len(v) < 2 for v in vals.values()):
+                raise SideBySideError(f"{wl.name} {lv}: fewer than 2 measurements for "
+                                      + ", ".join(k for k, v in vals.items() if len(v) < 2))
+            figs = {}
+            for name, v in vals.items():
+                s = stats.summarize(v)
+                r = stats.ratio(v, vals[base])
+                figs[name] = {"n": s.n, "mean": s.mean, "ci95": s.ci95,
+                              "ratio": r.value, "ratio_low": r.low, "ratio_high": r.high,
+                              "p_vs_base": stats.welch(v, vals[base]).p if name != base else None,
+                              "busy": stats.mean([m.busy for m in ms if m.contender == name
+                                                  and m.workload == wl.name
+                                                  and m.level == lv])}
+            pick = max if wl.higher_better else min
+            best = pick(vals, key=lambda k: stats.mean(vals[k]))
+            ties = [k for k in vals if k != best and not stats.welch(vals[best], vals[k]).significant]
+            rows.append({"workload": wl.name, "level": lv, "level_name": wl.level,
+                         "metric": wl.metric, "unit": wl.unit,
+                         "higher_better": wl.higher_better, "base": base,
+                         "contenders": figs, "best": best, "ties": ties,
+                         "call": best if not ties else None})
+    return rows
+
+
+def tally(rows: list[dict]) -> dict[str, dict[str, int]]:
+    """Per contender: cells it is called best in, cells tied for best, and
+    cells significantly better / worse than the baseline."""
+    out: dict[str, dict[str, int]] = {}
+    for r in rows:
+        for name, f in r["contenders"].items():
+            t = out.setdefault(name, {"best": 0, "tied_best": 0, "better": 0, "worse": 0,
+                                      "cells": 0})
+            t["cells"] += 1
+            if r["call"] == name:
+                t["best"] += 1
+            elif r["call"] is None and (name == r["best"] or name in r["ties"]):
+                t["tied_best"] += 1
+            p = f["p_vs_base"]
+            if p is not None and p < 0.05:
+                gain = f["ratio"] > 1 if r["higher_better"] else f["ratio"] < 1
+                t["better" if gain else "worse"] += 1
+    return out
+
+
+def table(spec: Spec, rows: list[dict], steals: dict[str, list[int]] | None = None) -> str:
+    base = spec.contenders[0].name
+    w = max(len(c.name) for c in spec.contenders)
+    out = [f"{spec.preset}: {len(spec.contenders)} schedulers, {spec.reps} repetitions "
+           f"each, rotated, one boot; ratio = mean / mean of {base}"]
+    for r in rows:
+        better = "higher" if r["higher_better"] else "lower"
+        out.append("")
+        out.append(f"{r['workload']} {r['level_name']} {r['level']}: {r['metric']} "
+                   f"({r['unit']}, {better} is better)")
+        out.append(f"  {'scheduler':<{w}}  {'mean ± 95% CI':>20}  {'ratio [95% CI]':>22}  "
+                   f"{'p':>6}  {'%busy':>5}")
+        for name, f in r["contenders"].items():
+            p = "" if f["p_vs_base"] is None else f"{f['p_vs_base']:.3f}"
+            ratio = "1" if name == base else \
+                f"{f['ratio']:.3f} [{f['ratio_low']:.3f}, {f['ratio_high']:.3f}]"
+            out.append(f"  {name:<{w}}  {f['mean']:>10.4g} ± {f['ci95']:<8.3g} "
+                       f"{ratio:>22}  {p:>6}  {f['busy']:5.1f}")
+        if r["call"]:
+            out.append(f"  best: {r['call']} (Welch p < 0.05 against each other scheduler)")
+        else:
+            out.append(f"  best mean: {r['best']}; cannot be told apart from: "
+                       + ", ".join(r["ties"]))
+    out.append("")
+    out.append(f"{'scheduler':<{w}}  cells  best  tied-best  better/worse than {base} (p < 0.05)")
+    for name, t in tally(rows).items():
+        out.append(f"{name:<{w}}  {t['cells']:>5}  {t['best']:>4}  {t['tied_best']:>9}  "
+                   f"{t['better']}/{t['worse']}")
+    if steals:
+        for name, v in steals.items():
+            out.append(f"{name}: steals per load (its own counter): "
+                       + " ".join(str(x) for x in v))
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------ running
+
+def results_dir() -> Path:
+    return paths.results_dir() / "scx"
+
+
+def binaries(cs: list[Contender]) -> dict[str, Path]:
+    """Host binary of every loader the contenders need (built before)."""
+    out: dict[str, Path] = {}
+    for c in cs:
+        b = c.binary
+        if not b:
+            continue
+        path = peers.binary(b) if b in peers.PEERS else scx.binary(b)
+        if not path.exists():
+            raise HarnessError(f"{path} is missing; run `python3 -m idlesteal scx`")
+        out[b] = path
+    return out
+
+
+def estimate_seconds(spec: Spec, outdir: Path | None = None) -> float:
+    """Time the plan should take: the last result for this preset's boot
+    time per run (switches included) times this plan's runs; without one,
+    a guess of 3 s per run and 6 s per switch."""
+    loads = plan(spec)
+    nruns = sum(len(ld.runs) for ld in loads)
+    try:
+        guest = json.loads(((outdir or results_dir()) / f"{spec.preset}.json").read_text()
+                           )["meta"]["guest"]
+        return float(guest["total_seconds"]) / int(guest["runs"]) * nruns
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        return nruns * 3.0 + len(loads) * 6.0
+
+
+def run(spec: Spec, kernel: Path, variant: str, outdir: Path) -> dict:
+    """One boot: every contender, every workload; writes
+    outdir/<preset>.{txt,json}; returns {"txt", "json", "table"}."""
+    preset = topology.get(spec.preset)
+    cs = spec.contenders
+    bins = binaries(cs)
+    tools = tuple(sorted({e.wl.binary for e in spec.entries if e.wl.binary in image.TOOLS}))
+    files = [*suite.files(spec.entries), *scx.image_files(bins)]
+    initrd = image.build_base(tools=tools, files=files)
+    loads = plan(spec)
+    nruns = sum(len(ld.runs) for ld in loads)
+    log(f"side by side on {spec.preset}: {', '.join(c.name for c in cs)}; {len(loads)} loads, "
+        f"{nruns} runs (about {estimate_seconds(spec, outdir) / 60:.0f} min)")
+    build_meta = build.read_meta(variant)
+    res = vm.run_script(script(spec, loads), preset, kernel, initrd,
+                        timeout=300 + 30 * nruns, name="sidebyside",
+                        meta={"kind": "sidebyside", "spec": spec.to_json(), "variant": variant})
+    preset.verify(res.sections.get("topology", ""))
+    console = res.console.read_text(errors="replace")
+    ejected = scx.EJECTED.search(console)
+    if ejected:
+        raise HarnessError(f"{ejected.group(0)} (console {res.console})")
+    ms = collect(spec, loads, res.sections)
+    rows = summarize(spec, ms)
+    steals = idlesteal_steals(loads, res.sections)
+    text = table(spec, rows, steals)
+    meta = provenance.provenance({variant: build_meta})
+    meta.update({"preset": spec.preset, "kernel_variant": variant,
+                 "peers": peers.versions(tuple(c.binary for c in cs if c.binary in peers.PEERS)),
+                 "scx_idlesteal_sha256": scx.source_digest(),
+                 "guest": {"uname": res.sections.get("meta", "").strip().splitlines()[:1],
+                           "run_dir": str(res.run_dir), "boot_seconds": round(res.boot_seconds, 1),
+                           "total_seconds": round(res.seconds, 1), "runs": nruns}})
+    outdir.mkdir(parents=True, exist_ok=True)
+    jpath, tpath = outdir / f"{spec.preset}.json", outdir / f"{spec.preset}.txt"
+    jpath.write_text(json.dumps({"meta": meta, "spec": spec.to_json(), "rows": rows,
+                                 "steals": steals, "loaders": loader_tails(loads, res.sections),
+                                 "measurements": [m.to_json() for m in ms]}, indent=1) + "\n")
+    tpath.write_text(text)
+    return {"txt": tpath, "json": jpath, "table": text}
+
+
+def specs(entries: list[suite.Entry], cs: list[Contender], reps: int) -> list[Spec]:
+    """One Spec per preset, in the suite file's order."""
+    order = list(dict.fromkeys(e.preset for e in entries))
+    return [Spec(p, [e for e in entries if e.preset == p], cs, reps) for p in order]
+
+
+def write_summary(outdir: Path, presets: list[str]) -> Path:
+    """outdir/summary.txt: the presets' tables, in order, from their .txt files."""
+    parts = []
+    for p in presets:
+        f = outdir / f"{p}.txt"
+        parts.append(f.read_text() if f.exists() else f"{p}: not run yet\n")
+    outdir.mkdir(parents=True, exist_ok=True)
+    path = outdir / "summary.txt"
+    path.write_text("\n".join(parts))
+    return path
+

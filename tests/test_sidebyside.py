@@ -1,0 +1,189 @@
+"""sidebyside: the plan, the guest script, collecting a real capture, the
+statistics and the call; peers: cargo's version and install records."""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from idlesteal import image, peers, sidebyside as sbs, suite
+from idlesteal.util import HarnessError
+
+DATA = Path(__file__).parent / "data"
+
+
+def spec(names=sbs.DEFAULT, reps: int = 2, text: str = "2x2x2 hackbench 2 50") -> sbs.Spec:
+    return sbs.Spec("2x2x2", suite.parse(text), sbs.contenders(list(names)), reps)
+
+
+def test_contenders_checks_names():
+    assert [c.name for c in sbs.contenders("eevdf,scx_p2dq")] == ["eevdf", "scx_p2dq"]
+    with pytest.raises(HarnessError, match="unknown scheduler"):
+        sbs.contenders("eevdf,cfs")
+    with pytest.raises(HarnessError, match="named twice"):
+        sbs.contenders("eevdf,eevdf")
+    with pytest.raises(HarnessError, match="at least two"):
+        sbs.contenders("eevdf")
+
+
+def test_every_peer_and_own_scheduler_is_a_contender():
+    for name in [*peers.PEERS, "scx_idlesteal", "scx_simple"]:
+        assert sbs.CONTENDERS[name].loader[0] == name
+    assert sbs.CONTENDERS["eevdf"].features == ("NO_STEAL",)
+    assert sbs.CONTENDERS["eevdf+steal"].features == ("STEAL",)
+
+
+def test_spec_wants_two_reps_and_one_preset():
+    with pytest.raises(HarnessError, match="2 repetitions"):
+        spec(reps=1)
+    with pytest.raises(HarnessError, match="entries"):
+        sbs.Spec("1x1x2", suite.parse("2x2x2 hackbench 2"), sbs.contenders("eevdf,eevdf+steal"), 2)
+
+
+def test_plan_rotates_the_order_and_warms_up_after_each_switch():
+    s = spec(("eevdf", "eevdf+steal", "scx_idlesteal"), reps=4,
+             text="2x2x2 hackbench 1,4 50\n2x2x2 wakelat 2 5")
+    loads = sbs.plan(s)
+    order = [ld.contender.name for ld in loads]
+    assert order[:3] == ["eevdf", "eevdf+steal", "scx_idlesteal"]
+    assert order[3:6] == ["eevdf+steal", "scx_idlesteal", "eevdf"]
+    assert order[9:12] == order[:3]
+    for ld in loads:
+        assert ld.runs[0].warmup and not any(r.warmup for r in ld.runs[1:])
+        assert [(r.entry, r.level) for r in ld.runs[1:]] == [(0, 1), (0, 4), (1, 2)]
+    tags = [r.tag for ld in loads for r in ld.runs]
+    assert len(set(tags)) == len(tags) == 12 * 4
+
+
+def test_script_switches_checks_and_stops_each_loader():
+    s = spec(("eevdf", "scx_idlesteal"))
+    text = sbs.script(s, sbs.plan(s))
+    assert text.count("scx_start /tmp/L") == 2 and text.count("scx_stop ||") == 2
+    assert "set_features NO_STEAL" in text
+    assert "command -v scx_idlesteal" in text and "command -v hackbench" in text
+    # 2 schedulers x 2 reps x (warm-up + 1 run); each prints sched_ext's state after it
+    assert text.count("section r") == 8 * 4     # before, output, after, state
+    assert len(re.findall(r"^section r\d+\.state$", text, re.M)) == 8
+
+
+def test_script_is_valid_ash(tmp_path):
+    s = spec()
+    f = tmp_path / "run.sh"
+    f.write_text(image.HELPERS + sbs.script(s, sbs.plan(s)))
+    proc = subprocess.run(["busybox", "ash", "-n", str(f)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def capture() -> dict[str, str]:
+    out = image.parse_output((DATA / "sidebyside-2x2x2.txt").read_text())
+    assert out is not None
+    return out.sections
+
+
+def test_collect_reads_a_real_capture():
+    # build/runs/20261123-230925-sidebyside-2x2x2: the six defaults, 2 reps,
+    # hackbench -g 2 -l 50 on 2x2x2
+    s = spec()
+    loads = sbs.plan(s)
+    ms = sbs.collect(s, loads, capture())
+    assert len(ms) == 6 * 2
+    assert {m.contender for m in ms} == set(sbs.DEFAULT)
+    assert all(0 < m.value < 10 and 0 < m.busy <= 100 for m in ms)
+    steals = sbs.idlesteal_steals(loads, capture())
+    assert steals == {"scx_idlesteal": [516, 481]}
+    rows = sbs.summarize(s, ms)
+    assert len(rows) == 1 and set(rows[0]["contenders"]) == set(sbs.DEFAULT)
+    assert rows[0]["contenders"]["eevdf"]["ratio"] == 1.0
+    assert "hackbench groups 2" in sbs.table(s, rows, steals)
+
+
+def test_collect_fails_when_the_scheduler_was_not_in_charge():
+    s = spec()
+    sections = capture()
+    loads = sbs.plan(s)
+    victim = next(ld for ld in loads if ld.contender.name == "scx_p2dq").runs[1].tag
+    sections[f"{victim}.state"] = "disabled \n"
+    with pytest.raises(sbs.SideBySideError, match="ejected"):
+        sbs.collect(s, loads, sections)
+
+
+def test_ops_names_of_rust_and_c_schedulers():
+    assert sbs.ops_matches("p2dq_1.1.4_x86_64_unknown_linux_gnu", "p2dq")
+    assert sbs.ops_matches("idlesteal", "idlesteal")
+    assert not sbs.ops_matches("p2dqx", "p2dq")
+
+
+def fake(values: dict[str, list[float]], higher_better: bool = False) -> tuple[sbs.Spec, list]:
+    wl = "wakelat" if higher_better else "hackbench"
+    s = sbs.Spec("2x2x2", suite.parse(f"2x2x2 {wl} 2"), sbs.contenders(list(values)), 4)
+    ms = [sbs.Measurement(f"r{i}", i, name, wl, 2, v, {}, 50.0)
+          for name, vs in values.items() for i, v in enumerate(vs)]
+    return s, ms
+
+
+def test_call_best_only_when_separated_from_every_other():
+    s, ms = fake({"eevdf": [2.0, 2.1, 1.9, 2.0], "eevdf+steal": [1.0, 1.1, 0.9, 1.0],
+                  "scx_p2dq": [3.0, 3.1, 2.9, 3.0]})
+    (row,) = sbs.summarize(s, ms)
+    assert row["call"] == "eevdf+steal" and row["ties"] == []
+    f = row["contenders"]["eevdf+steal"]
+    assert f["ratio"] == pytest.approx(0.5) and f["ratio_high"] < 1 and f["p_vs_base"] < 0.05
+    t = sbs.tally([row])
+    assert t["eevdf+steal"] == {"best": 1, "tied_best": 0, "better": 1, "worse": 0, "cells": 1}
+    assert t["scx_p2dq"]["worse"] == 1 and t["eevdf"]["better"] == t["eevdf"]["worse"] == 0
+
+
+def test_no_call_when_the_best_cannot_be_told_apart():
+    s, ms = fake({"eevdf": [1.0, 1.5, 0.7, 1.2], "eevdf+steal": [0.9, 1.4, 0.8, 1.1],
+                  "scx_p2dq": [3.0, 3.1, 2.9, 3.0]})
+    (row,) = sbs.summarize(s, ms)
+    assert row["call"] is None and row["best"] == "eevdf+steal" and row["ties"] == ["eevdf"]
+    t = sbs.tally([row])
+    assert t["eevdf"]["tied_best"] == t["eevdf+steal"]["tied_best"] == 1
+    assert t["scx_p2dq"]["tied_best"] == 0
+
+
+def test_higher_is_better_picks_the_largest():
+    s, ms = fake({"eevdf": [100, 101, 99, 100], "scx_idlesteal": [150, 151, 149, 150]},
+                 higher_better=True)
+    (row,) = sbs.summarize(s, ms)
+    assert row["call"] == "scx_idlesteal"
+    assert sbs.tally([row])["scx_idlesteal"]["better"] == 1
+
+
+def test_too_few_measurements_is_an_error():
+    s, ms = fake({"eevdf": [1.0, 1.1, 1.2, 1.0], "scx_p2dq": [1.0]})
+    with pytest.raises(sbs.SideBySideError, match="fewer than 2"):
+        sbs.summarize(s, ms)
+
+
+def test_rust_version():
+    assert peers.parse_rust_version("cargo 1.95.0 (f2d3ce0bd 2026-03-21)") == (1, 95)
+    with pytest.raises(HarnessError):
+        peers.parse_rust_version("cargo nightly")
+
+
+def test_installed_versions_from_crates2():
+    text = ('{"installs": {"scx_p2dq 1.1.4 (registry+https://github.com/rust-lang/'
+            'crates.io-index)": {"bins": ["scx_p2dq"]}}}')
+    assert peers.installed(text) == {"scx_p2dq": "1.1.4"}
+    with pytest.raises(HarnessError):
+        peers.installed("[]")
+
+
+def test_peers_have_ops_names_and_pins():
+    assert set(peers.OPS_NAMES) == set(peers.PEERS)
+    assert all(v.count(".") == 2 for v in peers.PEERS.values())
+    with pytest.raises(HarnessError, match="unknown peer"):
+        peers.check_names(("scx_rusty",))
+
+
+def test_estimate_from_the_last_result_else_a_guess(tmp_path):
+    import json
+    s = spec(("eevdf", "scx_idlesteal"))          # 8 runs, 4 loads
+    assert sbs.estimate_seconds(s, tmp_path) == 8 * 3.0 + 4 * 6.0
+    (tmp_path / "2x2x2.json").write_text(json.dumps(
+        {"meta": {"guest": {"total_seconds": 100.0, "runs": 50}}}))
+    assert sbs.estimate_seconds(s, tmp_path) == pytest.approx(16.0)
