@@ -283,21 +283,27 @@ w_monitor() {
 
 section start
 echo "stress $N CPUs for $DURATION s, start $(now) end $END"
-w_hackbench hackbench0 $HACKBENCH &
-w_hackbench hackbench1 $HACKBENCH &
-w_msgcount msgcount0 $MSGCOUNT_EXPECT $MSGCOUNT &
-w_msgcount msgcount1 $MSGCOUNT_EXPECT $MSGCOUNT &
-w_wakelat &
-(echo 0 > $CG/thr/cgroup.procs && w_msgcount thr_msgcount $THR_MSGCOUNT_EXPECT $THR_MSGCOUNT) &
-(echo 0 > $CG/thr/cgroup.procs && w_hackbench thr_hackbench $THR_HACKBENCH) &
-(echo 0 > $CG/thr/cgroup.procs && w_busy) &
-w_hotplug &
-w_partition &
-w_affinity &
-w_taskset &
-w_features &
-w_monitor &
-wait
+# Wait for the workers by pid, not with a bare `wait`: that would also wait
+# for a sched_ext loader started by scx_start, a child of this shell too,
+# which runs until scx_stop below (a bare `wait` hung every --scx run).
+W=""
+start_worker() { "$@" & W="$W $!"; }
+in_thr() { echo 0 > $CG/thr/cgroup.procs && "$@"; }
+start_worker w_hackbench hackbench0 $HACKBENCH
+start_worker w_hackbench hackbench1 $HACKBENCH
+start_worker w_msgcount msgcount0 $MSGCOUNT_EXPECT $MSGCOUNT
+start_worker w_msgcount msgcount1 $MSGCOUNT_EXPECT $MSGCOUNT
+start_worker w_wakelat
+start_worker in_thr w_msgcount thr_msgcount $THR_MSGCOUNT_EXPECT $THR_MSGCOUNT
+start_worker in_thr w_hackbench thr_hackbench $THR_HACKBENCH
+start_worker in_thr w_busy
+start_worker w_hotplug
+start_worker w_partition
+start_worker w_affinity
+start_worker w_taskset
+start_worker w_features
+start_worker w_monitor
+for p in $W; do wait $p; done
 echo "workers done at $(now)"
 if [ -n "$SCX" ]; then
     # A hotplug restart may still be under way: the loader must be back.

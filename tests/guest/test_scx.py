@@ -4,9 +4,9 @@ load and unload, scx_idlesteal steals with stealing on and not with it off
 (at start or switched at run time), keeps every task inside its affinity,
 survives CPU hotplug (it restarts with the new topology) and is never
 ejected by the sched_ext watchdog; each published peer (idlesteal/peers.py)
-loads and unloads; 30 s of hotplug, affinity and taskset churn with message
-passing under scx_idlesteal.  One 2x2x2 boot runs all of that; one more
-boot runs a small side-by-side benchmark (docs/scx.md).
+loads and unloads.  One 2x2x2 boot runs all of that; one more runs 60 s of
+the stress suite under scx_idlesteal, one more a small side-by-side
+benchmark (docs/scx.md).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import image, peers, scx, sidebyside, suite, topology, vm
+from idlesteal import image, peers, scx, sidebyside, stress, suite, topology, vm
 
 from .conftest import kernel_for, no_build
 
@@ -71,58 +71,7 @@ scx_stop
 cat /tmp/hotplug.log
 """
 
-# Churn under scx_idlesteal for CHURN_S seconds: two hackbench loops, random
-# CPU hotplug (never cpu0, at most 3 offline; each change restarts it),
-# affinity_check (threads changing their own masks) and taskset on running
-# hackbench tasks; then every CPU back online, the scheduler back in charge.
-CHURN_S = 30
-CHURN = f"""
-section churn
-scx_start /tmp/churn.log scx_idlesteal
-end=$(( $(date +%s) + {CHURN_S} ))
-hb_loop() {{
-    n=0; bad=0
-    while [ $(date +%s) -lt $end ]; do
-        if hackbench -g 1 -f 6 -l 40 >/dev/null 2>&1; then n=$((n + 1)); else bad=$((bad + 1)); fi
-    done
-    echo "hackbench runs=$n fails=$bad"
-}}
-hb_loop > /tmp/hb1.cnt &
-pids=$!
-hb_loop > /tmp/hb2.cnt &
-pids="$pids $!"
-affinity_check -t 6 -c 20 -d {CHURN_S - 5} > /tmp/aff.out 2>&1 &
-pids="$pids $!"
-(ok=0
- while [ $(date +%s) -lt $end ]; do
-    for pid in $(pidof hackbench | cut -d' ' -f1-4); do
-        taskset -p $(printf %x $(( RANDOM % 255 + 1 ))) $pid >/dev/null 2>&1 && ok=$((ok + 1))
-    done
-    sleep 0.3
- done
- echo "taskset ok=$ok") > /tmp/ts.cnt &
-pids="$pids $!"
-(ops=0; off=0
- while [ $(date +%s) -lt $end ]; do
-    c=$(( RANDOM % 7 + 1 )); f=/sys/devices/system/cpu/cpu$c/online
-    if [ "$(cat $f)" = 1 ]; then
-        [ $off -lt 3 ] && echo 0 > $f 2>/dev/null && off=$((off + 1)) && ops=$((ops + 1))
-    else
-        echo 1 > $f 2>/dev/null && off=$((off - 1)) && ops=$((ops + 1))
-    fi
-    sleep 1
- done
- echo "hotplug ops=$ops") > /tmp/hp.cnt &
-pids="$pids $!"
-for p in $pids; do wait $p || true; done
-for c in 1 2 3 4 5 6 7; do echo 1 > /sys/devices/system/cpu/cpu$c/online 2>/dev/null || true; done
-echo "online $(cat /sys/devices/system/cpu/online)"
-cat /tmp/hb1.cnt /tmp/hb2.cnt /tmp/ts.cnt /tmp/hp.cnt
-grep '^RESULT' /tmp/aff.out || tail -3 /tmp/aff.out
-scx_wait enabled
-scx_stop
-grep -E '^(final |scx_idlesteal: restarting)' /tmp/churn.log
-"""
+STRESS_S = 60
 
 PEERS = "".join(f"""
 section {name}
@@ -153,7 +102,7 @@ def scx_guest() -> ScxGuest:
 @pytest.fixture(scope="module")
 def scx_run(scx_guest: ScxGuest) -> vm.RunResult:
     preset = topology.get("2x2x2")
-    res = vm.run_script(SCRIPT + PEERS + CHURN, preset, scx_guest.kernel, scx_guest.initrd,
+    res = vm.run_script(SCRIPT + PEERS, preset, scx_guest.kernel, scx_guest.initrd,
                         timeout=900, name="scx")
     topology.verify(preset, res.sections["topology"])
     return res
@@ -228,27 +177,18 @@ def test_peer_loads_and_unloads(scx_run, name):
     assert "rc 0" in got and "state disabled" in got, got
 
 
-def test_churn_under_scx_idlesteal(scx_run):
-    """Hotplug, affinity and taskset churn with message passing for CHURN_S
-    seconds: every run completes, no task outside its mask, it restarts on
-    every hotplug and still steals, and unloads cleanly."""
-    got = lines(scx_run, "churn")
-    clean_cycle(scx_run, "churn", "idlesteal")
-    assert "online 0-7" in got, got
-    counts = {w.split()[0]: dict(kv.split("=") for kv in w.split()[1:])
-              for w in got if w.split()[0] in ("hackbench", "taskset", "hotplug")}
-    hb = [l for l in got if l.startswith("hackbench ")]
-    assert len(hb) == 2 and all("fails=0" in l for l in hb), got
-    assert sum(int(l.split("runs=")[1].split()[0]) for l in hb) >= 4, got
-    assert int(counts["hotplug"]["ops"]) >= 5 and int(counts["taskset"]["ok"]) > 0, got
-    aff = [l for l in got if l.startswith("RESULT ")]
-    assert aff, got
-    r = json.loads(aff[0][len("RESULT "):])
-    assert r["violations"] == 0 and r["checks"] > 0, r
-    text = scx_run.sections["churn"]
-    finals = [r for r in scx.parse_stats(text) if r["kind"] == "final"]
-    assert len(finals) >= 2, text                      # restarted at least once
-    assert sum(int(r["steals"]) for r in finals) > 0, finals
+def test_stress_under_scx_idlesteal(scx_guest, tmp_path):
+    """The stress suite (docs/stress.md: message passing, CPU hotplug,
+    cpuset partitions, affinity and taskset churn, a throttled cgroup) for
+    60 s with scx_idlesteal in charge: passes (no failed or lost run, no
+    affinity violation, clean unload), restarts on hotplug and steals, and
+    sched_ext never ejects it (stress.run() fails the run if it does)."""
+    s, _ = stress.run("2x2x2", STRESS_S, scx_guest.kernel, scx_guest.initrd,
+                      variant=scx.VARIANT, outdir=tmp_path, scx_loader=("scx_idlesteal",))
+    assert s["passed"], s["failures"]
+    c = s["counts"]
+    assert c["scx_restarts"] > 0 and c["hotplug_ops"] > 0 and c["affinity_violations"] == 0
+    assert c["steals"] >= s["minimums"]["steals"]
 
 
 def test_side_by_side_end_to_end(scx_guest, tmp_path):

@@ -55,7 +55,11 @@ int main(void)
 			char *lp = strchr(stat, '(');
 			*rp = 0;
 			if (tick == 16) {
-				fprintf(kmsg, "HBT %s %s %c %s\n", e->d_name, lp ? lp + 1 : "?", rp[2], wchan);
+				FILE *k2 = fopen("/dev/kmsg", "w");
+				if (k2) {
+					fprintf(k2, "HBT %s %s %c %s\n", e->d_name, lp ? lp + 1 : "?", rp[2], wchan);
+					fclose(k2);
+				}
 			} else if (strlen(line) < sizeof(line) - 100) {
 				size_t l = strlen(line);
 				snprintf(line + l, sizeof(line) - l, " %s(%s)%c:%s", e->d_name,
