@@ -83,7 +83,6 @@ def default_suite() -> Path:
 @dataclass(frozen=True)
 class Run:
     tag: str
-    load: int
     rep: int
     contender: str
     entry: int               # index into Spec.entries
@@ -141,12 +140,12 @@ def plan(spec: Spec) -> list[Load]:
         for name in rotation([c.name for c in spec.contenders], rep):
             runs = []
             if spec.warmup:
-                runs.append(Run(f"r{n:04d}", len(loads), rep, name, 0,
+                runs.append(Run(f"r{n:04d}", rep, name, 0,
                                 max(spec.entries[0].levels), warmup=True))
                 n += 1
             for i, e in enumerate(spec.entries):
                 for lv in e.levels:
-                    runs.append(Run(f"r{n:04d}", len(loads), rep, name, i, lv))
+                    runs.append(Run(f"r{n:04d}", rep, name, i, lv))
                     n += 1
             loads.append(Load(len(loads), rep, by_name[name], tuple(runs)))
     return loads
