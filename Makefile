@@ -2,7 +2,7 @@
 # `make stress` = debug kernel (KASAN, lockdep) under hotplug/cpuset/throttling/feature churn.
 SHELL := /bin/bash
 # Debian's python3: its packages (python3-pytest, python3-matplotlib,
-# python3-mypy) come from apt like everything else the harness needs.  The
+# python3-scipy, python3-mypy) come from apt like everything else the harness needs.  The
 # harness runs from the checkout as `python3 -m idlesteal` (no install).
 PYTHON ?= /usr/bin/python3
 IDLESTEAL ?= $(PYTHON) -m idlesteal
@@ -13,7 +13,7 @@ IDLESTEAL ?= $(PYTHON) -m idlesteal
 # BTF for sched_ext); clang-19: the BPF side of the sched_ext schedulers.
 DEB_PACKAGES := qemu-system-x86 busybox-static rt-tests linux-perf sysbench flex bison bc libelf-dev \
 	libssl-dev cpio ccache sparse dwarves gcc make git xz-utils libc6-dev \
-	debian-archive-keyring python3 python3-pytest python3-matplotlib python3-mypy \
+	debian-archive-keyring python3 python3-pytest python3-matplotlib python3-scipy python3-mypy \
 	qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross device-tree-compiler \
 	cmake libdw-dev libbpf-dev zlib1g-dev clang-19
 
