@@ -16,10 +16,12 @@ percentiles), a third the cost of stealing beside newidle balancing.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import provenance, stats
+from .util import say_once
 
 if TYPE_CHECKING:   # bench imports report (run_ab); annotations only here
     from .bench import BenchSpec, Measurement
@@ -175,13 +177,29 @@ def metadata(spec: BenchSpec, preset: str, build_meta: dict, qemu: str, guest: d
     }
 
 
-def plot(spec: BenchSpec, rows: list[dict], path: Path, title: str) -> bool:
-    """Write a PNG (time and %busy vs groups, with 95% CI bars)."""
+MATPLOTLIB_FIX = ("run the harness with Debian's /usr/bin/python3 (`/usr/bin/python3 -m "
+                  "idlesteal ...` or `make ...`) and install python3-matplotlib "
+                  "(`make deps`, or `sudo apt-get install python3-matplotlib`)")
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot with the Agg backend, or None (said once, with the fix)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError:
+    except ImportError as e:
+        say_once("matplotlib", f"no PNG plots: {sys.executable} cannot import matplotlib "
+                 f"({e}); {MATPLOTLIB_FIX}")
+        return None
+    return plt
+
+
+def plot(spec: BenchSpec, rows: list[dict], path: Path, title: str) -> bool:
+    """Write a PNG (time and %busy vs groups, with 95% CI bars); False when
+    matplotlib is missing (pyplot() said so)."""
+    plt = pyplot()
+    if plt is None:
         return False
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     for side, marker in (("A", "o"), ("B", "s")):
@@ -233,5 +251,5 @@ def write(name: str, outdir: Path, spec: BenchSpec, ms: list[Measurement], meta:
     paths["json"].write_text(json.dumps({"meta": meta, "summary": rows,
                                          "runs": [m.to_json() for m in ms]}, indent=2) + "\n")
     if not plot(spec, rows, paths["png"], header.strip("# \n")):
-        del paths["png"]
+        paths.pop("png").unlink(missing_ok=True)   # not an older run's; pyplot() said why
     return {"table": text, **paths}

@@ -27,8 +27,8 @@ import shlex
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import (build, image, paths, peers, procstat, provenance, scx, stats, suite, topology,
-               vm)
+from . import (build, image, paths, peers, procstat, provenance, report, scx, stats, suite,
+               topology, vm)
 from .util import HarnessError, ParseError, log
 
 
@@ -347,6 +347,43 @@ def table(spec: Spec, rows: list[dict], steals: dict[str, list[int]] | None = No
     return "\n".join(out) + "\n"
 
 
+def plot(spec: Spec, rows: list[dict], path: Path, title: str = "") -> bool:
+    """The table's picture (outdir/<preset>.png): per workload and level,
+    each scheduler's mean and 95% interval divided by the baseline's mean
+    (the baseline at 1 with its own interval).  False when matplotlib is
+    missing (report.pyplot() said so, once)."""
+    plt = report.pyplot()
+    if plt is None:
+        return False
+    names = [c.name for c in spec.contenders]
+    base = names[0]
+    width = 0.8 / len(names)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(rows) + 2.5), 4.5))
+    for j, name in enumerate(names):
+        xs, ys, es = [], [], []
+        for i, r in enumerate(rows):
+            b = r["contenders"][base]["mean"]
+            f = r["contenders"][name]
+            xs.append(i + (j - (len(names) - 1) / 2) * width)
+            ys.append(f["mean"] / b)
+            es.append(f["ci95"] / abs(b))
+        ax.errorbar(xs, ys, yerr=es, fmt="o", capsize=3, markersize=4, label=name)
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([f"{r['workload']}\n{r['level_name']} {r['level']}\n"
+                        f"{r['metric']}, {'higher' if r['higher_better'] else 'lower'} better"
+                        for r in rows], fontsize=7)
+    ax.set_ylabel(f"mean / mean of {base} (95% CI)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, ncol=min(len(names), 6), loc="upper center",
+              bbox_to_anchor=(0.5, -0.2), frameon=False)
+    ax.set_title(title or f"{spec.preset}: {len(names)} schedulers, {spec.reps} repetitions, "
+                 f"relative to {base}", fontsize=9)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return True
+
+
 # ------------------------------------------------------------------ running
 
 def results_dir() -> Path:
@@ -383,7 +420,8 @@ def estimate_seconds(spec: Spec, outdir: Path | None = None) -> float:
 
 def run(spec: Spec, kernel: Path, variant: str, outdir: Path) -> dict:
     """One boot: every contender, every workload; writes
-    outdir/<preset>.{txt,json}; returns {"txt", "json", "table"}."""
+    outdir/<preset>.{txt,json,png}; returns {"txt", "json", "table"} and
+    "png" when matplotlib drew it."""
     preset = topology.get(spec.preset)
     cs = spec.contenders
     bins = binaries(cs)
@@ -420,7 +458,13 @@ def run(spec: Spec, kernel: Path, variant: str, outdir: Path) -> dict:
                                  "steals": steals, "loaders": loader_tails(loads, res.sections),
                                  "measurements": [m.to_json() for m in ms]}, indent=1) + "\n")
     tpath.write_text(text)
-    return {"txt": tpath, "json": jpath, "table": text}
+    out = {"txt": tpath, "json": jpath, "table": text}
+    png = outdir / f"{spec.preset}.png"
+    if plot(spec, rows, png):
+        out["png"] = png
+    else:
+        png.unlink(missing_ok=True)        # not an older run's; pyplot() said why
+    return out
 
 
 def specs(entries: list[suite.Entry], cs: list[Contender], reps: int) -> list[Spec]:

@@ -24,6 +24,17 @@ def log(msg: str) -> None:
     print(f"[idlesteal] {msg}", file=sys.stderr, flush=True)
 
 
+_said: set[str] = set()
+
+
+def say_once(key: str, message: str) -> None:
+    """Log `message` the first time `key` comes up in this process: what
+    was skipped and how to get it, once, not once per result."""
+    if key not in _said:
+        _said.add(key)
+        log(message)
+
+
 def run(cmd: Sequence[str], *, cwd: Path | None = None,
         env: Mapping[str, str] | None = None, capture: bool = False,
         check: bool = True, input: str | None = None) -> subprocess.CompletedProcess:

@@ -187,3 +187,61 @@ def test_estimate_from_the_last_result_else_a_guess(tmp_path):
     (tmp_path / "2x2x2.json").write_text(json.dumps(
         {"meta": {"guest": {"total_seconds": 100.0, "runs": 50}}}))
     assert sbs.estimate_seconds(s, tmp_path) == pytest.approx(16.0)
+
+
+# ---------------------------------------------------------------- the picture
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_draws_every_cell_relative_to_the_baseline(tmp_path):
+    s = sbs.Spec("2x2x2", suite.parse("2x2x2 hackbench 1,2 50\n2x2x2 wakelat 2 1"),
+                 sbs.contenders("eevdf,eevdf+steal,scx_idlesteal"), 4)
+    vals = {"eevdf": 2.0, "eevdf+steal": 1.9, "scx_idlesteal": 1.5}
+    ms = [sbs.Measurement(f"r{i}", i, name, e.workload, lv, v * (1 + 0.05 * i), {}, 50.0)
+          for e in s.entries for lv in e.levels for name, v in vals.items() for i in range(4)]
+    rows = sbs.summarize(s, ms)
+    assert len(rows) == 3
+    png = tmp_path / "2x2x2.png"
+    assert sbs.plot(s, rows, png)
+    assert png.read_bytes().startswith(PNG_MAGIC) and png.stat().st_size > 10_000
+
+
+def test_run_writes_the_png_next_to_the_table(tmp_path, monkeypatch):
+    """sidebyside.run() on the real capture with the boot faked: txt, json
+    and png of the preset side by side (what make bench-scx writes)."""
+    from idlesteal import build, vm
+    s = spec()
+    out = image.parse_output((DATA / "sidebyside-2x2x2.txt").read_text())
+    console = tmp_path / "console.log"
+    console.write_text("")
+    monkeypatch.setattr(sbs, "binaries", lambda cs: {})
+    monkeypatch.setattr(image, "build_base", lambda **kw: tmp_path / "initrd")
+    monkeypatch.setattr(build, "read_meta", lambda variant: {"variant": variant})
+    monkeypatch.setattr(vm, "run_script", lambda *a, **kw: vm.RunResult(
+        tmp_path, console, out, 4.0, 100.0))
+    res = sbs.run(s, tmp_path / "bzImage", "scx", tmp_path / "scx")
+    assert res["png"] == tmp_path / "scx" / "2x2x2.png" and res["txt"].exists()
+    assert res["png"].read_bytes().startswith(PNG_MAGIC)
+
+
+def test_without_matplotlib_the_png_is_said_to_be_skipped(tmp_path, monkeypatch, capsys):
+    import builtins
+    from idlesteal import report, util
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *a, **kw):
+        if name.startswith("matplotlib"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *a, **kw)
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    monkeypatch.setattr(util, "_said", set())
+    s, ms = fake({"eevdf": [2.0, 2.1, 1.9, 2.0], "eevdf+steal": [1.0, 1.1, 0.9, 1.0]})
+    rows = sbs.summarize(s, ms)
+    assert not sbs.plot(s, rows, tmp_path / "a.png")
+    assert not sbs.plot(s, rows, tmp_path / "b.png")
+    assert report.pyplot() is None
+    err = capsys.readouterr().err
+    assert err.count("no PNG plots") == 1                 # said once
+    assert "python3-matplotlib" in err and "/usr/bin/python3 -m idlesteal" in err
+    assert not list(tmp_path.iterdir())
