@@ -39,7 +39,10 @@ def workloads_dir() -> Path:
 
 
 def results_dir() -> Path:
-    return REPO / "results"
+    """Measured results (committed); IDLESTEAL_RESULTS puts them elsewhere
+    (the argument tests use it to see that a refused command wrote nothing)."""
+    env = os.environ.get("IDLESTEAL_RESULTS")
+    return Path(env) if env else REPO / "results"
 
 
 def runs_dir() -> Path:
