@@ -96,15 +96,6 @@ class BenchSpec:
             raise BenchParseError(f"not a bench spec ({type(e).__name__}: {e}): {d!r}") from None
 
 
-def parse_features(text: str) -> tuple[str, ...]:
-    """'NO_STEAL' or 'NO_STEAL,NI_RANDOM' or 'NO_STEAL NI_RANDOM' -> words."""
-    words = tuple(w for w in re.split(r"[,\s]+", text.strip()) if w)
-    for w in words:
-        if not re.fullmatch(r"[A-Z0-9_]+", w):
-            raise ValueError(f"not a sched feature word: {w!r}")
-    return words
-
-
 def plan(spec: BenchSpec) -> list[Run]:
     runs: list[Run] = []
     for _ in range(spec.warmup):

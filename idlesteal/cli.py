@@ -2,94 +2,193 @@
 
 Every action is a function of another module (tree, build, kernels, image,
 vm, bench, suite, stress, asym, collect, compare) that takes plain values and
-returns a result; each command here checks all of its arguments first, then
-calls them.  Errors meant for the user are HarnessError: printed as one
-message, exit status 1.
+returns a result.  Before any of them runs, in this order:
+
+1. argparse with the checkers of args.py as `type=`: every option's value
+   on its own (ranges, names, feature words, presets, files);
+2. needs.problem(): the interpreter has what the command needs (scipy,
+   matplotlib), else the line with the command that works, exit status 1;
+3. the command's check_*(): what needs two options or a file's content
+   (--command with --metric, a suite file and its --presets).
+
+A bad argument in 1 or 3 is one line, `idlesteal CMD: error: argument
+--OPT: invalid value 'V' (want ...)`, exit status 2, and nothing is
+fetched, built, booted or written.  Errors later, meant for the user, are
+HarnessError: one message, exit status 1.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, Iterator, NoReturn
 
-from . import (asym, bench, build, collect, compare, estimate, image, kernels, paths, peers, scx,
-               sidebyside, source, stress, suite, topology, tree, vm, workload)
+from . import (args, asym, bench, build, collect, compare, estimate, image, kconfig, kernels,
+               needs, paths, peers, scx, sidebyside, source, stress, suite, topology, tree, vm,
+               workload)
+from .args import UsageError, one_line
 from .util import HarnessError, Stopwatch, log
 
 
-# ---------------------------------------------------------------- argument checks
+# ---------------------------------------------------------------- checks after parsing
 
-def _levels(text: str) -> list[int]:
+@contextmanager
+def _arg(option: str, value: object, want: str = "") -> Iterator[None]:
+    """A HarnessError raised inside is a bad value of `option`."""
     try:
-        levels = [int(g) for g in text.split(",") if g.strip()]
-    except ValueError:
-        raise HarnessError(f"--levels wants comma-separated positive integers, got {text!r}") \
+        yield
+    except UsageError:
+        raise
+    except HarnessError as e:
+        raise UsageError(option, value, f"{want}{': ' if want else ''}{one_line(str(e))}") \
             from None
-    if not levels or min(levels) < 1:
-        raise HarnessError(f"--levels wants comma-separated positive integers, got {text!r}")
-    return levels
 
 
-def _presets(text: str) -> list[topology.Preset]:
-    names = [p for p in text.split(",") if p]
-    if not names:
-        raise HarnessError("no preset given")
-    return [topology.get(n) for n in names]
-
-
-def _variant(name: str) -> str:
-    if name not in build.variants():
-        raise HarnessError(f"unknown kernel variant {name!r}; configs/variants has: "
-                           f"{', '.join(build.variants())}")
-    return name
-
-
-def _files(a: argparse.Namespace) -> tuple[str, ...]:
-    """--file HOST[:GUEST] options, checked now and written out whole
-    ("HOST:GUEST", absolute host path) as results record them."""
-    return tuple(str(image.parse_file_spec(s)) for s in getattr(a, "file", None) or ())
-
-
-def _workload(a: argparse.Namespace, name: str) -> tuple[str, dict | None]:
+def _workload(a: argparse.Namespace) -> tuple[str, dict | None]:
     """(workload name, custom definition or None) from --workload and, for
     your own program, --command/--metric/--higher-better/--unit."""
-    if getattr(a, "command_template", None):
-        name = name or "custom"
+    if a.command_template is not None:
+        name = a.workload or "custom"
         if name in workload.WORKLOADS:
-            raise HarnessError(f"--workload {name} is a built-in workload; give your own "
-                               "command another name")
-        if not a.metric:
-            raise HarnessError("--command needs --metric: a regular expression whose first "
-                               "group is the number to compare")
-        w = workload.custom(name, a.command_template, a.metric, a.higher_better,
-                            unit=a.unit, default_size=a.size or 1)
+            raise UsageError("--workload", name, "a name of your own for --command, not a "
+                             "built-in workload's")
+        if a.metric is None:
+            raise UsageError("--command", a.command_template, "it with --metric REGEX, whose "
+                             "first group is the number to compare")
+        with _arg("--command", a.command_template):
+            w = workload.custom(name, a.command_template, a.metric, a.higher_better,
+                                unit=a.unit or "", default_size=a.size or 1)
         return w.name, w.to_json()
-    if getattr(a, "metric", None):
-        raise HarnessError("--metric needs --command (it is the regular expression for "
-                           "the metric of your own command)")
-    return workload.get(name or "hackbench").name, None
+    for option, value in (("--metric", a.metric), ("--unit", a.unit),
+                          ("--higher-better", True if a.higher_better else None)):
+        if value is not None:
+            raise UsageError(option, value, "it only with --command (your own program)")
+    name = a.workload or "hackbench"
+    if name not in workload.WORKLOADS:
+        raise UsageError("--workload", name, f"one of {', '.join(workload.WORKLOADS)}, or a "
+                         "name of your own with --command")
+    return name, None
 
 
-def _spec(a: argparse.Namespace, wname: str, levels: list[int], size: int,
+def _spec(a: argparse.Namespace, wname: str, levels: list[int], size: int | None,
           custom: dict | None = None, files: tuple[str, ...] = ()) -> bench.BenchSpec:
-    try:
-        sides = bench.parse_features(a.a), bench.parse_features(a.b)
-    except ValueError as e:
-        raise HarnessError(str(e)) from None
-    if a.reps < 1:
-        raise HarnessError("--reps must be at least 1")
-    if a.warmup < 0:
-        raise HarnessError("--warmup must be 0 or more")
     spec = bench.BenchSpec(
-        a=bench.Side("A", sides[0]), b=bench.Side("B", sides[1]),
-        levels=levels, size=size, reps=a.reps,
+        a=bench.Side("A", a.a), b=bench.Side("B", a.b),
+        levels=levels, size=size or 0, reps=a.reps,
         alternate=not a.no_alternate, warmup=a.warmup,
-        extra_args=a.extra_args.split() if a.extra_args else [], workload=wname, custom=custom,
+        extra_args=a.extra_args.split(), workload=wname, custom=custom,
         files=list(files))
     if not spec.size:
         spec.size = spec.wl.default_size
     return spec
+
+
+def _tools_present(a: argparse.Namespace, tools: tuple[str, ...] | list[str]) -> None:
+    """The host programs an image will carry exist (before any build; a
+    dry run needs none)."""
+    if getattr(a, "dry_run", False):
+        return
+    for t in tools:
+        host, pkg = image.TOOLS[t]
+        if not Path(host).exists():
+            raise HarnessError(f"{host} is missing ({t} goes into the guest image); install "
+                               f"it with `make deps` or `sudo apt-get install -y {pkg}`")
+
+
+def _load_suite(a: argparse.Namespace, default: Path) -> tuple[Path, list[suite.Entry]]:
+    path = Path(a.suite_file) if a.suite_file else default
+    with _arg("--suite-file", str(path), "a suite file"):
+        return path, suite.load(path)
+
+
+def _select(a: argparse.Namespace, path: Path, entries: list[suite.Entry]) -> list[suite.Entry]:
+    """The entries --presets and --workloads pick; every name must be in the file."""
+    have_p = list(dict.fromkeys(e.preset for e in entries))
+    have_w = list(dict.fromkeys(e.workload for e in entries))
+    ps, ws = a.presets or [], a.workloads or []
+    if any(p not in have_p for p in ps):
+        raise UsageError("--presets", ",".join(ps), f"presets of {path}: {', '.join(have_p)}")
+    if any(w not in have_w for w in ws):
+        raise UsageError("--workloads", ",".join(ws), f"workloads of {path}: "
+                         f"{', '.join(have_w)}")
+    with _arg("--presets/--workloads", f"{','.join(ps)}/{','.join(ws)}",
+              f"a preset and a workload that share an entry of {path}"):
+        return suite.select(entries, ",".join(ps), ",".join(ws))
+
+
+def check_none(a: argparse.Namespace) -> None:
+    """Every argument of the command is checked by its type= alone."""
+
+
+def check_bench(a: argparse.Namespace) -> None:
+    wname, custom = _workload(a)
+    a.spec = _spec(a, wname, a.levels, a.size, custom, tuple(a.file))
+    w = a.spec.wl
+    _tools_present(a, [w.binary] if w.binary in image.TOOLS else [])
+    if a.name is None:
+        a.name = f"{time.strftime('%Y%m%d-%H%M%S')}-{a.preset}-{a.spec.workload}"
+
+
+def check_suite(a: argparse.Namespace) -> None:
+    path, a.entries = _load_suite(a, suite.default_file())
+    if a.summary_only:
+        return
+    a.specs = []
+    for e in _select(a, path, a.entries):
+        with _arg("--suite-file", str(path), f"entry {e.name}"):
+            a.specs.append((e, topology.get(e.preset), _spec(
+                a, e.workload, e.levels, e.size, e.custom, e.files + tuple(a.file))))
+    _tools_present(a, sorted({s.wl.binary for _, _, s in a.specs if s.wl.binary in image.TOOLS}))
+
+
+def check_side_by_side(a: argparse.Namespace) -> None:
+    path, entries = _load_suite(a, sidebyside.default_suite())
+    a.contenders = sidebyside.contenders(a.sched)
+    with _arg("--suite-file", str(path), "entries for side by side"):
+        a.specs = sidebyside.specs(_select(a, path, entries), a.contenders, a.reps)
+    _tools_present(a, sorted({e.wl.binary for s in a.specs for e in s.entries
+                           if e.wl.binary in image.TOOLS}))
+
+
+def check_kernels(a: argparse.Namespace) -> None:
+    w = workload.get(a.workload)
+    _tools_present(a, [w.binary] if w.binary in image.TOOLS else [])
+
+
+def check_boot(a: argparse.Namespace) -> None:
+    if a.cmd is not None and a.script is not None:
+        raise UsageError("--script", a.script, "--cmd or --script, not both")
+    _tools_present(a, a.tools)
+
+
+def _has_sched_ext(variant: str) -> bool:
+    """The variant's fragments turn sched_ext on (known before any build)."""
+    frags = kconfig.merge([kconfig.parse_file(f) for f in build.variants()[variant]])
+    return frags.get("CONFIG_SCHED_CLASS_EXT") == "y"
+
+
+def check_stress(a: argparse.Namespace) -> None:
+    if a.scx and not _has_sched_ext(a.variant):
+        raise UsageError("--scx", " ".join(a.scx), f"it with a kernel variant that has "
+                         f"sched_ext (--variant {scx.VARIANT}), not {a.variant}")
+
+
+def check_asym_bench(a: argparse.Namespace) -> None:
+    if a.wakers:
+        if a.threads is not None:
+            raise UsageError("--threads", ",".join(map(str, a.threads)),
+                             "no --threads with --wakers (two threads, placed by the preset)")
+        with _arg("--wakers", True, f"a preset with SMT, 2 big and 2 little cores"):
+            asym.get(a.preset).race_cpus()
+
+
+def check_compare(a: argparse.Namespace) -> None:
+    a.rows = []
+    for option, spec in (("old", a.old), ("new", a.new)):
+        with _arg(option, spec, "a suite's summary.json, a results directory or REV:path"):
+            a.rows.append(compare.rows_by_key(compare.read_text(spec, paths.REPO), spec))
 
 
 def _plan_line(name: str, preset: topology.Preset, spec: bench.BenchSpec, outdir: Path
@@ -118,7 +217,6 @@ def cmd_prepare(a: argparse.Namespace) -> int:
 
 
 def cmd_kernel(a: argparse.Namespace) -> int:
-    _variant(a.variant)
     if not a.no_prepare:
         tree.prepare(a.force)
     print(build.build(a.variant, verbose=a.verbose))
@@ -130,7 +228,7 @@ def cmd_scx(a: argparse.Namespace) -> int:
         if not a.no_prepare:
             tree.prepare()
         build.build(scx.VARIANT, verbose=a.verbose)
-    names = tuple(a.sched.split(",")) if a.sched else scx.SCHEDULERS + tuple(peers.PEERS)
+    names = tuple(a.sched) if a.sched else scx.SCHEDULERS + tuple(peers.PEERS)
     own = tuple(n for n in names if n not in peers.PEERS)
     published = tuple(n for n in names if n in peers.PEERS)
     bins = scx.build_schedulers(names=own, verbose=a.verbose) if own else {}
@@ -141,23 +239,33 @@ def cmd_scx(a: argparse.Namespace) -> int:
     return 0
 
 
+def _unbuilt(cs: list[sidebyside.Contender]) -> list[str]:
+    """Loaders of the contenders not built yet."""
+    return [c.binary for c in cs if c.binary and not (
+        peers.binary(c.binary) if c.binary in peers.PEERS else scx.binary(c.binary)).exists()]
+
+
 def cmd_side_by_side(a: argparse.Namespace) -> int:
-    path = Path(a.suite_file) if a.suite_file else sidebyside.default_suite()
-    entries = suite.select(suite.load(path), a.presets, a.workloads)
-    cs = sidebyside.contenders(a.sched)
-    specs = sidebyside.specs(entries, cs, a.reps)
+    cs, specs = a.contenders, a.specs
     outdir = Path(a.outdir)
     total = sum(sidebyside.estimate_seconds(s, outdir) for s in specs)
     header = (f"side by side: {', '.join(c.name for c in cs)}; {len(specs)} boot(s) "
               f"({', '.join(s.preset for s in specs)}), {a.reps} repetitions, "
               f"~{estimate.fmt_duration(total)} (builds not included)")
+    unbuilt = _unbuilt(cs)
     if a.dry_run:
         print(header)
         for s in specs:
             loads = sidebyside.plan(s)
             print(f"  {s.preset}: {len(loads)} loads, {sum(len(l.runs) for l in loads)} runs: "
                   + "; ".join(f"{e.workload} {','.join(map(str, e.levels))}" for e in s.entries))
+        if unbuilt:
+            print(f"  not built yet: {', '.join(unbuilt)} (built first, or `make scx`)")
         return 0
+    if unbuilt and not a.build:
+        raise HarnessError(f"{', '.join(unbuilt)}: not built; build them with `make scx` "
+                           f"(or `{needs.DEBIAN_PYTHON} -m idlesteal scx`), or leave out "
+                           "--no-build")
     log(header)
     if a.build:
         tree.prepare()
@@ -179,7 +287,7 @@ def cmd_side_by_side(a: argparse.Namespace) -> int:
             failed.append(s.preset)
         else:
             print(out["table"], end="", flush=True)
-            print(f"wrote {out['txt']} and {out['json']}")
+            print("wrote " + ", ".join(str(out[k]) for k in ("txt", "json", "png") if k in out))
     summary = sidebyside.write_summary(outdir, [s.preset for s in specs])
     print(f"wrote {summary}")
     if failed:
@@ -189,7 +297,6 @@ def cmd_side_by_side(a: argparse.Namespace) -> int:
 
 
 def cmd_check_series(a: argparse.Namespace) -> int:
-    _variant(a.variant)
     tree.create_tree(source.fetch())
     results = build.check_series(a.variant, a.verbose)
     for i, (subj, ok, msg) in enumerate(results, 1):
@@ -202,7 +309,7 @@ def cmd_check_series(a: argparse.Namespace) -> int:
 
 
 def cmd_image(a: argparse.Namespace) -> int:
-    print(image.build_base(a.arch, files=_files(a)))
+    print(image.build_base(a.arch, files=tuple(a.file)))
     return 0
 
 
@@ -216,15 +323,9 @@ def cmd_presets(a: argparse.Namespace) -> int:
 
 def cmd_boot(a: argparse.Namespace) -> int:
     preset = topology.get(a.preset)
-    _variant(a.variant)
-    tools = tuple(t for t in a.tools.split(",") if t)
-    for t in tools:
-        if t not in image.TOOLS:
-            raise HarnessError(f"--tools: unknown tool {t!r}; known: {', '.join(image.TOOLS)}")
-    files = _files(a)
     user = Path(a.script).read_text() if a.script else (a.cmd or "")
     kernel = kernels.ensure(a.variant, a.build, a.force)
-    initrd = image.build_base(tools=tools, files=files)
+    initrd = image.build_base(tools=tuple(a.tools), files=tuple(a.file))
     script = ("section topology\n" + preset.check_script.strip() + "\n"
               "section user\n" + user + "\n")
     res = vm.run_script(script, preset, kernel, initrd, timeout=a.timeout, name="boot",
@@ -237,41 +338,37 @@ def cmd_boot(a: argparse.Namespace) -> int:
     return 0
 
 
+def _wrote(out: dict) -> str:
+    """The files a result went to (no "png": report.pyplot() said why)."""
+    return "wrote " + ", ".join(str(out[k]) for k in ("txt", "json", "png") if k in out)
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     preset = topology.get(a.preset)
-    _variant(a.variant)
-    wname, custom = _workload(a, a.workload)
-    spec = _spec(a, wname, _levels(a.levels), a.size, custom, _files(a))
+    spec = a.spec
     outdir = Path(a.outdir)
-    name = a.name or f"{time.strftime('%Y%m%d-%H%M%S')}-{preset.name}-{spec.workload}"
-    secs, line = _plan_line(name, preset, spec, outdir)
+    secs, line = _plan_line(a.name, preset, spec, outdir)
     if a.dry_run:
         print(f"plan: {line}\n  kernel: variant {a.variant}"
               + (", prepared and built first if needed" if a.build else ", as built"))
         return 0
     log(f"plan: {line}")
     kernel = kernels.ensure(a.variant, a.build, a.force)
-    out = bench.run_ab(spec, preset, kernel, a.variant, name, outdir, a.append, a.timeout)
+    out = bench.run_ab(spec, preset, kernel, a.variant, a.name, outdir, a.append,
+                       a.timeout or 0)
     print(out["table"], end="")
-    print("wrote " + ", ".join(str(out[k]) for k in ("txt", "json", "png") if k in out))
+    print(_wrote(out))
     return 0
 
 
 def cmd_suite(a: argparse.Namespace) -> int:
-    path = Path(a.suite_file) if a.suite_file else None
     outdir = Path(a.outdir)
     if a.summary_only:
-        text, txt, _ = suite.write_summary(suite.load(path), outdir)
+        text, txt, _ = suite.write_summary(a.entries, outdir)
         print(text, end="")
         print(f"wrote {txt}")
         return 0
-    _variant(a.variant)
-    loaded = suite.load(path)
-    entries = suite.select(loaded, a.presets, a.workloads)
-    files = _files(a)
-    specs = [(e, topology.get(e.preset),
-              _spec(a, e.workload, e.levels, e.size, e.custom, e.files + files))
-             for e in entries]
+    specs = a.specs
     plans = [_plan_line(e.name, preset, spec, outdir) for e, preset, spec in specs]
     total_est = sum(s for s, _ in plans)
     header = (f"suite: {len(specs)} entr{'y' if len(specs) == 1 else 'ies'}, "
@@ -300,7 +397,7 @@ def cmd_suite(a: argparse.Namespace) -> int:
         left = (total_est - spent_est) * (sw.elapsed() / spent_est if spent_est else 1.0)
         log(f"suite: {i}/{len(specs)} done, {len(failed)} failed, "
             f"{estimate.fmt_duration(sw.elapsed())} elapsed, ~{estimate.fmt_duration(left)} left")
-    text, txt, _ = suite.write_summary(loaded, outdir)
+    text, txt, _ = suite.write_summary(a.entries, outdir)
     print(text, end="")
     print(f"wrote {txt}")
     if failed:
@@ -312,31 +409,17 @@ def cmd_suite(a: argparse.Namespace) -> int:
 
 def cmd_kernels(a: argparse.Namespace) -> int:
     """Same command on two kernel variants, one boot per sample, alternating."""
-    preset = topology.get(a.preset)
-    w = workload.get(a.workload)
-    variants = [_variant(v) for v in a.variants.split(",") if v]
-    if len(variants) != 2:
-        raise HarnessError(f"--variants wants two variants, got {a.variants!r}")
-    if a.boots < 2:
-        raise HarnessError("--boots must be at least 2 (a spread needs two samples)")
-    out = kernels.compare(variants, preset, w, a.level, a.size, a.boots, prepare=a.build,
-                          force=a.force, timeout=a.timeout, name=a.name or "",
-                          outdir=Path(a.outdir))
+    out = kernels.compare(a.variants, topology.get(a.preset), workload.get(a.workload),
+                          a.level, a.size, a.boots, prepare=a.build, force=a.force,
+                          timeout=a.timeout, name=a.name or "", outdir=Path(a.outdir))
     print(out.text, end="")
     print(f"wrote {out.txt}")
     return 0
 
 
 def cmd_stress(a: argparse.Namespace) -> int:
-    presets = _presets(a.preset)
-    for p in presets:
-        stress.check_preset(p)        # before the (KASAN) kernel build
-    if a.seconds < 1:
-        raise HarnessError("--seconds must be at least 1")
-    _variant(a.variant)
-    loader = tuple(a.scx.split()) if a.scx else ()
-    if loader and loader[0] not in scx.SCHEDULERS:
-        raise HarnessError(f"--scx: {loader[0]} is not one of ours ({', '.join(scx.SCHEDULERS)})")
+    presets = [topology.get(p) for p in a.preset]
+    loader: tuple[str, ...] = a.scx or ()
     kernel, initrd = kernels.ensure_guest(a.variant, a.build, a.force)
     if loader:
         if not build.config_enabled(a.variant, "CONFIG_SCHED_CLASS_EXT"):
@@ -359,8 +442,6 @@ def cmd_stress(a: argparse.Namespace) -> int:
 
 def cmd_asym_boot(a: argparse.Namespace) -> int:
     preset = asym.get(a.preset)
-    if a.threads < 0 or a.rounds < 1:
-        raise HarnessError("--threads must be >= 0 and --rounds >= 1")
     if a.build:
         tree.prepare(a.force)
         kernel = build.build(asym.VARIANT, arch="arm64")
@@ -378,15 +459,9 @@ def cmd_asym_boot(a: argparse.Namespace) -> int:
 
 
 def cmd_asym_bench(a: argparse.Namespace) -> int:
-    preset = asym.get(a.preset)
-    threads = _levels(a.threads) if a.threads else None
-    if a.wakers:
-        preset.race_cpus()            # the race layout needs SMT, 2 big and 2 little cores
-    if a.rounds < 1 or a.runs < 1 or a.boots < 1:
-        raise HarnessError("--rounds, --runs and --boots must be at least 1")
     if a.build:
         tree.prepare(a.force)
-    out = asym.bench(preset.name, threads, rounds=a.rounds, runs=a.runs, boots=a.boots,
+    out = asym.bench(a.preset, a.threads, rounds=a.rounds, runs=a.runs, boots=a.boots,
                      spin_ms=a.spin, idle_ms=a.idle, build_them=a.build, name=a.name,
                      outdir=Path(a.outdir), concurrent=a.wakers)
     print(out["table"], end="")
@@ -395,11 +470,7 @@ def cmd_asym_bench(a: argparse.Namespace) -> int:
 
 
 def cmd_collect(a: argparse.Namespace) -> int:
-    run_dir = Path(a.run_dir)
-    if not run_dir.is_dir():
-        raise HarnessError(f"{run_dir} is not a directory (a run directory is "
-                           f"build/runs/<id>/)")
-    out = collect.collect(run_dir, Path(a.outdir) if a.outdir else None)
+    out = collect.collect(Path(a.run_dir), Path(a.outdir) if a.outdir else None)
     print(out.text, end="")
     print("wrote " + ", ".join(map(str, out.paths)))
     return 0 if out.passed else 1
@@ -414,9 +485,7 @@ def cmd_export(a: argparse.Namespace) -> int:
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
-    old = compare.rows_by_key(compare.read_text(a.old, paths.REPO), a.old)
-    new = compare.rows_by_key(compare.read_text(a.new, paths.REPO), a.new)
-    text = compare.table(*compare.compare(old, new), old_name=a.old_name, new_name=a.new_name)
+    text = compare.table(*compare.compare(*a.rows), old_name=a.old_name, new_name=a.new_name)
     print(text, end="")
     if a.out:
         Path(a.out).write_text(f"# idlesteal compare {a.old} {a.new}\n" + text)
@@ -426,24 +495,46 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- parser
 
-def parser() -> argparse.ArgumentParser:
-    # allow_abbrev off: `suite --preset X` must be an error, not `--presets X`.
-    p = argparse.ArgumentParser(prog="idlesteal", description=__doc__, allow_abbrev=False,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True)
+class Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line: `PROG: error: MESSAGE (see
+    PROG --help)`, exit status 2 (no usage block in front)."""
 
-    def command(name: str, help: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, allow_abbrev=False, help=help)
+    def error(self, message: str) -> NoReturn:
+        if "ignored explicit argument" in message:
+            message += " (want none: a flag takes no value)"
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
+
+
+def parser() -> Parser:
+    # allow_abbrev off: `suite --preset X` must be an error, not `--presets X`.
+    p = Parser(prog="idlesteal", description=__doc__, allow_abbrev=False,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    def command(name: str, help: str, func: Callable[[argparse.Namespace], int],
+                check: Callable[[argparse.Namespace], None] = check_none) -> Parser:
+        sp = sub.add_parser(name, allow_abbrev=False, help=help)
+        sp.set_defaults(func=func, check=check)
+        return sp
 
     def variant(sp: argparse.ArgumentParser, default: str = "steal") -> None:
-        sp.add_argument("--variant", default=default,
+        sp.add_argument("--variant", default=default, type=args.variant,
                         help=f"kernel variant (configs/variants; default {default})")
 
     def files(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--file", action="append", default=[], metavar="HOST[:GUEST]",
+                        type=args.file_spec,
                         help="put a host file or directory into the guest image (repeatable; "
                         "executables get their shared libraries; default guest path "
                         "/usr/local/bin/NAME for a file, /opt/NAME for a directory)")
+
+    def outdir(sp: argparse.ArgumentParser, default: Path | None, help: str = "") -> None:
+        sp.add_argument("--outdir", default=None if default is None else str(default),
+                        type=args.outdir, help=help or f"where the results go (default {default})")
+
+    def timeout(sp: argparse.ArgumentParser, default: float | None, help: str) -> None:
+        sp.add_argument("--timeout", type=args.seconds, default=default,
+                        help=f"{help} (s, at most {args.MAX_SECONDS})")
 
     def guest(sp: argparse.ArgumentParser, preset: bool = True, one_variant: bool = True) -> None:
         """Options of the commands that boot a guest; `suite` takes its presets
@@ -452,219 +543,241 @@ def parser() -> argparse.ArgumentParser:
         if one_variant:
             variant(sp)
         if preset:
-            sp.add_argument("--preset", default="2x2x2", help="topology preset (see `presets`)")
+            sp.add_argument("--preset", default="2x2x2", type=args.preset,
+                            help="topology preset (see `presets`)")
         sp.add_argument("--no-build", dest="build", action="store_false",
                         help="use the kernel already built, do not prepare/build")
         sp.add_argument("--force", action="store_true", help="prepare --force")
-        sp.add_argument("--append", default="", help="extra kernel command line")
+        sp.add_argument("--append", default="", type=args.cmdline,
+                        help="extra kernel command line")
+
+    def filters(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--presets", default=None, type=args.presets,
+                        help="only these presets (comma-separated)")
+        sp.add_argument("--workloads", default=None, type=args.names,
+                        help="only these workloads (comma-separated)")
 
     def ab(sp: argparse.ArgumentParser, reps: int) -> None:
-        sp.add_argument("--reps", type=int, default=reps,
+        sp.add_argument("--reps", type=args.reps, default=reps,
                         help=f"repetitions per side and load level (default {reps})")
-        sp.add_argument("--a", default="NO_STEAL", help="side A sched features (baseline)")
-        sp.add_argument("--b", default="STEAL", help="side B sched features")
-        sp.add_argument("--warmup", type=int, default=1, help="discarded warm-up runs")
+        sp.add_argument("--a", default="NO_STEAL", type=args.features,
+                        help="side A sched features (baseline; words of kernel/sched/"
+                        "features.h, NO_ to turn one off)")
+        sp.add_argument("--b", default="STEAL", type=args.features,
+                        help="side B sched features")
+        sp.add_argument("--warmup", type=args.warmup, default=1, help="discarded warm-up runs")
         sp.add_argument("--no-alternate", action="store_true",
                         help="always run A before B (default alternates per repetition)")
         sp.add_argument("--dry-run", action="store_true",
                         help="print what would run and how long it should take, run nothing")
-        sp.add_argument("--outdir", default=str(paths.results_dir()))
+        outdir(sp, paths.results_dir())
         files(sp)
 
-    sp = command("fetch", help="download + verify + extract the Debian kernel source")
-    sp.set_defaults(func=cmd_fetch)
+    sp = command("fetch", "download + verify + extract the Debian kernel source", cmd_fetch)
 
-    sp = command("prepare", help="work tree at base + patches/series")
+    sp = command("prepare", "work tree at base + patches/series", cmd_prepare)
     sp.add_argument("--force", action="store_true",
                     help="reset the tree to base + series even if that discards commits")
-    sp.set_defaults(func=cmd_prepare)
 
-    sp = command("kernel", help="prepare, configure and build the guest kernel")
+    sp = command("kernel", "prepare, configure and build the guest kernel", cmd_kernel)
     variant(sp, "base")
     sp.add_argument("--force", action="store_true", help="prepare --force")
     sp.add_argument("--no-prepare", action="store_true", help="build the tree as it is")
     sp.add_argument("-v", "--verbose", action="store_true", help="show all of make's output")
-    sp.set_defaults(func=cmd_kernel)
 
-    sp = command("scx", help="build the scx kernel and the sched_ext schedulers (docs/scx.md)")
-    sp.add_argument("--sched", metavar="A,B", help=f"only these (default: {','.join(scx.SCHEDULERS)})")
+    sp = command("scx", "build the scx kernel and the sched_ext schedulers (docs/scx.md)",
+                 cmd_scx)
+    sp.add_argument("--sched", metavar="A,B", type=args.scx_schedulers,
+                    help=f"only these (default: {','.join(scx.SCHEDULERS + tuple(peers.PEERS))})")
     sp.add_argument("--no-kernel", action="store_true", help="use the scx kernel as built")
     sp.add_argument("--no-prepare", action="store_true", help="build the tree as it is")
     sp.add_argument("-v", "--verbose", action="store_true", help="show all of make's output")
-    sp.set_defaults(func=cmd_scx)
 
-    sp = command("side-by-side", help="EEVDF +/- STEAL and sched_ext schedulers, one boot "
-                 "per preset (docs/scx.md)")
+    sp = command("side-by-side", "EEVDF +/- STEAL and sched_ext schedulers, one boot "
+                 "per preset (docs/scx.md)", cmd_side_by_side, check_side_by_side)
     sp.add_argument("--sched", default=",".join(sidebyside.DEFAULT), metavar="A,B,...",
+                    type=args.contenders,
                     help="schedulers, the first is the baseline (default %(default)s; known: "
                     + ", ".join(sidebyside.CONTENDERS) + ")")
-    sp.add_argument("--suite-file", help="entries to run (default configs/scx.suite)")
-    sp.add_argument("--presets", default="", help="only these presets (comma-separated)")
-    sp.add_argument("--workloads", default="", help="only these workloads")
-    sp.add_argument("--reps", type=int, default=4, help="repetitions per scheduler "
+    sp.add_argument("--suite-file", type=args.existing_file,
+                    help="entries to run (default configs/scx.suite)")
+    filters(sp)
+    sp.add_argument("--reps", type=args.reps2, default=4, help="repetitions per scheduler "
                     "(default %(default)s)")
-    sp.add_argument("--outdir", default=str(sidebyside.results_dir()))
+    outdir(sp, sidebyside.results_dir())
     sp.add_argument("--no-build", dest="build", action="store_false",
                     help="use the scx kernel and schedulers as built")
     sp.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     sp.add_argument("-v", "--verbose", action="store_true", help="show all build output")
-    sp.set_defaults(func=cmd_side_by_side)
 
-    sp = command("check-series", help="build every prefix of the series (bisectability)")
+    sp = command("check-series", "build every prefix of the series (bisectability)",
+                 cmd_check_series)
     variant(sp, "base")
     sp.add_argument("-v", "--verbose", action="store_true")
-    sp.set_defaults(func=cmd_check_series)
 
-    sp = command("image", help="build the base initramfs")
+    sp = command("image", "build the base initramfs", cmd_image)
     sp.add_argument("--arch", default="x86_64", choices=["x86_64", "arm64"])
     files(sp)
-    sp.set_defaults(func=cmd_image)
 
-    sp = command("presets", help="list topology presets")
-    sp.set_defaults(func=cmd_presets)
+    sp = command("presets", "list topology presets", cmd_presets)
 
-    sp = command("boot", help="boot a preset, verify topology, run a command")
+    sp = command("boot", "boot a preset, verify topology, run a command", cmd_boot, check_boot)
     guest(sp)
     sp.add_argument("--cmd", help="shell commands to run in the guest")
-    sp.add_argument("--script", help="file with shell commands to run in the guest")
-    sp.add_argument("--tools", default="", help=f"extra programs in the image "
+    sp.add_argument("--script", type=args.existing_file,
+                    help="file with shell commands to run in the guest")
+    sp.add_argument("--tools", default="", type=args.tools, help=f"extra programs in the image "
                     f"(comma-separated: {', '.join(image.TOOLS)})")
     files(sp)
-    sp.add_argument("--timeout", type=float, default=600, help="script timeout (s)")
-    sp.set_defaults(func=cmd_boot)
+    timeout(sp, 600, "script timeout")
 
-    sp = command("bench", help="A/B sweep of a workload in one boot (default: the steal "
-                 "kernel, NO_STEAL against STEAL)")
+    sp = command("bench", "A/B sweep of a workload in one boot (default: the steal "
+                 "kernel, NO_STEAL against STEAL)", cmd_bench, check_bench)
     guest(sp)
-    sp.add_argument("--workload", default="",
+    sp.add_argument("--workload", default=None, type=args.name,
                     help=f"one of: {', '.join(workload.WORKLOADS)} (default hackbench); "
                     "with --command, the name of your own (default custom)")
-    sp.add_argument("--command", dest="command_template", default="",
+    sp.add_argument("--command", dest="command_template", default=None, type=args.template,
                     help="your own workload: a command template with {level} (and "
                     "optionally {size}), e.g. 'schbench -m {level} -r {size}'")
-    sp.add_argument("--metric", default="",
+    sp.add_argument("--metric", default=None, type=args.regex,
                     help="with --command: regular expression whose first group is the metric")
     sp.add_argument("--higher-better", action="store_true",
                     help="with --command: a higher metric is better (default: lower)")
-    sp.add_argument("--unit", default="", help="with --command: the metric's unit")
-    sp.add_argument("--levels", "--groups", default="1,2,4",
+    sp.add_argument("--unit", default=None, type=args.word,
+                    help="with --command: the metric's unit")
+    sp.add_argument("--levels", "--groups", default="1,2,4", type=args.levels,
                     help="comma-separated load levels (hackbench/perf groups, sysbench "
-                    "threads, wakelat messengers, {level} of --command)")
-    sp.add_argument("--size", "--loops", type=int, default=0,
+                    f"threads, wakelat messengers, {{level}} of --command; 1 to {args.MAX_LEVEL})")
+    sp.add_argument("--size", "--loops", type=args.size, default=None,
                     help="work per run (hackbench/perf loops, sysbench events or locks, "
                     "wakelat seconds, {size} of --command); default: the workload's")
     ab(sp, reps=3)
-    sp.add_argument("--extra-args", "--hackbench-args", default="",
+    sp.add_argument("--extra-args", "--hackbench-args", default="", type=args.line,
                     help="extra arguments for the workload's command")
-    sp.add_argument("--name", help="results/<name>.{json,txt,png}")
-    sp.add_argument("--timeout", type=float, default=0, help="guest timeout (s)")
-    sp.set_defaults(func=cmd_bench)
+    sp.add_argument("--name", type=args.name,
+                    help="results/<name>.{json,txt,png} (letters, digits, . _ -)")
+    timeout(sp, None, "guest timeout (default: 120 + 240 per run)")
 
-    sp = command("suite", help="the benchmark suite (configs/bench.suite): one A/B "
-                 "boot per entry, then results/summary.txt")
+    sp = command("suite", "the benchmark suite (configs/bench.suite): one A/B "
+                 "boot per entry, then results/summary.txt", cmd_suite, check_suite)
     guest(sp, preset=False)
-    sp.add_argument("--suite-file", default="",
+    sp.add_argument("--suite-file", type=args.existing_file,
                     help="suite file (default configs/bench.suite)")
-    sp.add_argument("--presets", default="", help="only these presets (comma-separated)")
-    sp.add_argument("--workloads", default="", help="only these workloads (comma-separated)")
+    filters(sp)
     ab(sp, reps=5)
-    sp.add_argument("--extra-args", default="", help="extra arguments for every command")
+    sp.add_argument("--extra-args", default="", type=args.line,
+                    help="extra arguments for every command")
     sp.add_argument("--summary-only", action="store_true",
                     help="only rebuild results/summary.txt from the results there")
-    sp.set_defaults(func=cmd_suite)
 
-    sp = command("kernels", help="one command on two kernel variants (alternating "
-                 "boots), e.g. the guest config against defconfig")
+    sp = command("kernels", "one command on two kernel variants (alternating "
+                 "boots), e.g. the guest config against defconfig", cmd_kernels, check_kernels)
     guest(sp, one_variant=False)
-    sp.add_argument("--variants", default="steal,reference",
+    sp.add_argument("--variants", default="steal,reference", type=args.variants2,
                     help="two comma-separated variants (configs/variants)")
-    sp.add_argument("--workload", default="hackbench")
-    sp.add_argument("--level", type=int, default=1, help="load level (e.g. hackbench -g)")
-    sp.add_argument("--size", type=int, default=2000, help="work (e.g. hackbench -l)")
-    sp.add_argument("--boots", type=int, default=3, help="boots (samples) per kernel")
-    sp.add_argument("--timeout", type=float, default=900, help="guest timeout (s)")
-    sp.add_argument("--name", help="results/<name>.{txt,json}")
-    sp.add_argument("--outdir", default=str(paths.results_dir()))
-    sp.set_defaults(func=cmd_kernels)
+    sp.add_argument("--workload", default="hackbench", type=args.builtin_workload)
+    sp.add_argument("--level", type=args.level, default=1, help="load level (e.g. hackbench -g)")
+    sp.add_argument("--size", type=args.size, default=2000, help="work (e.g. hackbench -l)")
+    sp.add_argument("--boots", type=args.boots2, default=3, help="boots (samples) per kernel")
+    timeout(sp, 900, "guest timeout")
+    sp.add_argument("--name", type=args.name, help="results/<name>.{txt,json}")
+    outdir(sp, paths.results_dir())
 
-    sp = command("stress", help="debug kernel under hotplug, domain rebuilds, "
-                 "throttling, affinity and feature churn while message passing")
-    guest(sp)
-    sp.set_defaults(variant=stress.VARIANT, preset="2x2x2,2node")
-    sp.add_argument("--seconds", type=int, default=600, help="load duration per preset (s)")
-    sp.add_argument("--scx", default="", metavar="'LOADER ARGS'",
+    sp = command("stress", "debug kernel under hotplug, domain rebuilds, "
+                 "throttling, affinity and feature churn while message passing", cmd_stress,
+                 check_stress)
+    guest(sp, preset=False)
+    sp.set_defaults(variant=stress.VARIANT)
+    sp.add_argument("--preset", default="2x2x2,2node", type=args.stress_presets,
+                    help="topology presets, comma-separated (even number of >= 4 CPUs; "
+                    "default %(default)s)")
+    sp.add_argument("--seconds", type=args.stress_seconds, default=600,
+                    help=f"load duration per preset (s, at most {args.MAX_SECONDS})")
+    sp.add_argument("--scx", default=None, metavar="'LOADER ARGS'", type=args.scx_loader,
                     help="a sched_ext scheduler of ours in charge during the load "
                     "(e.g. scx_idlesteal; with --variant scx)")
-    sp.add_argument("--outdir", default=str(stress.results_dir()),
-                    help="where the JSON summaries go")
-    sp.set_defaults(func=cmd_stress)
+    outdir(sp, stress.results_dir(), "where the JSON summaries go")
 
     def asym_guest(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--preset", default=asym.DEFAULT_PRESET,
+        sp.add_argument("--preset", default=asym.DEFAULT_PRESET, type=args.asym_preset,
                         help="asymmetric arm64 preset (see `presets`)")
         sp.add_argument("--no-build", dest="build", action="store_false",
                         help="use the arm64 kernel(s) already built")
         sp.add_argument("--force", action="store_true", help="prepare --force")
 
-    sp = command("asym-boot", help="boot an asymmetric-capacity arm64 preset, verify "
-                 "capacities / SMT / asym domain, run a short placement round")
+    sp = command("asym-boot", "boot an asymmetric-capacity arm64 preset, verify "
+                 "capacities / SMT / asym domain, run a short placement round", cmd_asym_boot)
     asym_guest(sp)
-    sp.add_argument("--threads", type=int, default=0, help="placement threads (default: big cores)")
-    sp.add_argument("--rounds", type=int, default=50)
-    sp.add_argument("--timeout", type=float, default=600, help="script timeout (s)")
-    sp.add_argument("--append", default="", help="extra kernel command line")
-    sp.set_defaults(func=cmd_asym_boot)
+    sp.add_argument("--threads", type=args.threads, default=None,
+                    help="placement threads (default: big cores)")
+    sp.add_argument("--rounds", type=args.rounds, default=50)
+    timeout(sp, 600, "script timeout")
+    sp.add_argument("--append", default="", type=args.cmdline, help="extra kernel command line")
 
-    sp = command("asym-bench", help="placement with and without the stable idle-core "
-                 "patch on an asymmetric arm64 guest; results/asym/")
+    sp = command("asym-bench", "placement with and without the stable idle-core "
+                 "patch on an asymmetric arm64 guest; results/asym/", cmd_asym_bench,
+                 check_asym_bench)
     asym_guest(sp)
-    sp.add_argument("--threads", default="", help="comma-separated thread counts "
-                    "(default: big cores, all cores)")
-    sp.add_argument("--rounds", type=int, default=200, help="rounds per placement run")
-    sp.add_argument("--runs", type=int, default=3, help="placement runs per boot")
-    sp.add_argument("--boots", type=int, default=2, help="boots per kernel (alternating)")
-    sp.add_argument("--spin", type=float, default=5, help="placement -s (ms)")
-    sp.add_argument("--idle", type=float, default=20, help="placement -i (ms)")
+    sp.add_argument("--threads", default=None, type=args.thread_counts,
+                    help="comma-separated thread counts (default: big cores, all cores)")
+    sp.add_argument("--rounds", type=args.rounds, default=200, help="rounds per placement run")
+    sp.add_argument("--runs", type=args.runs, default=3, help="placement runs per boot")
+    sp.add_argument("--boots", type=args.boots, default=2, help="boots per kernel (alternating)")
+    sp.add_argument("--spin", type=args.spin_ms, default=5, help="placement -s (ms)")
+    sp.add_argument("--idle", type=args.idle_ms, default=20, help="placement -i (ms)")
     sp.add_argument("--wakers", action="store_true",
-                    help="concurrent wakers on the little cores (placement -W), one per "
-                    "thread; threads default to the number of big cores")
-    sp.add_argument("--name", help="results/asym/<name>.{json,txt}")
-    sp.add_argument("--outdir", default=str(asym.results_dir()))
-    sp.set_defaults(func=cmd_asym_bench)
+                    help="concurrent wakers on the little cores (placement -W), two threads "
+                    "(no --threads)")
+    sp.add_argument("--name", type=args.name, help="results/asym/<name>.{json,txt}")
+    outdir(sp, asym.results_dir())
 
-    sp = command("collect", help="re-read a kept run directory (build/runs/<id>/) into "
-                 "results, as `kunit.py parse` does")
-    sp.add_argument("run_dir", help="build/runs/<id>/ of a bench or stress run")
-    sp.add_argument("--outdir", default="",
-                    help="where the results go (default: where that kind of run writes them)")
-    sp.set_defaults(func=cmd_collect)
+    sp = command("collect", "re-read a kept run directory (build/runs/<id>/) into "
+                 "results, as `kunit.py parse` does", cmd_collect)
+    sp.add_argument("run_dir", type=args.existing_dir,
+                    help="build/runs/<id>/ of a bench or stress run")
+    outdir(sp, None, "where the results go (default: where that kind of run writes them)")
 
-    sp = command("compare", help="two suite summaries side by side: did the second run "
-                 "reproduce the first?")
+    sp = command("compare", "two suite summaries side by side: did the second run "
+                 "reproduce the first?", cmd_compare, check_compare)
     sp.add_argument("old", help="summary.json, results dir, or REV:path (git show), "
                     "e.g. HEAD:results/summary.json")
     sp.add_argument("new", nargs="?", default=str(paths.results_dir() / "summary.json"))
-    sp.add_argument("--old-name", default="old")
-    sp.add_argument("--new-name", default="new")
-    sp.add_argument("--out", default="", help="also write the table to this file")
-    sp.set_defaults(func=cmd_compare)
+    sp.add_argument("--old-name", default="old", type=args.name)
+    sp.add_argument("--new-name", default="new", type=args.name)
+    sp.add_argument("--out", default=None, type=args.out_file,
+                    help="also write the table to this file")
 
-    sp = command("export", help="write the tree's commits to patches/")
-    sp.set_defaults(func=cmd_export)
+    sp = command("export", "write the tree's commits to patches/", cmd_export)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    a = parser().parse_args(argv)            # every value on its own: exit 2
+    problem = needs.problem(a.command, argv, computes=not (
+        getattr(a, "dry_run", False) or getattr(a, "summary_only", False)))
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
+    try:
+        a.check(a)                           # values that depend on each other: exit 2
+    except UsageError as e:
+        print(f"idlesteal {a.command}: error: {one_line(str(e))} "
+              f"(see idlesteal {a.command} --help)", file=sys.stderr)
+        return 2
+    except HarnessError as e:
+        print(f"idlesteal {a.command}: error: {e}", file=sys.stderr)
+        return 1
     sw = Stopwatch()
     try:
-        rc = args.func(args)
+        rc = a.func(a)
     except HarnessError as e:
-        print(f"idlesteal {args.command}: error: {e}", file=sys.stderr)
+        print(f"idlesteal {a.command}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
-    log(f"{args.command} finished in {sw.elapsed():.0f} s")
+    log(f"{a.command} finished in {sw.elapsed():.0f} s")
     return rc
 
 

@@ -15,13 +15,6 @@ def spec(**kw) -> bench.BenchSpec:
     return bench.BenchSpec(**base)
 
 
-def test_parse_features():
-    assert bench.parse_features("NO_STEAL") == ("NO_STEAL",)
-    assert bench.parse_features("NO_STEAL, NI_RANDOM") == ("NO_STEAL", "NI_RANDOM")
-    with pytest.raises(ValueError):
-        bench.parse_features("steal; rm -rf /")
-
-
 def test_plan_interleaves_and_alternates():
     runs = bench.plan(spec())
     assert runs[0].warmup

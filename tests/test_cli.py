@@ -26,9 +26,9 @@ def test_guest_commands_keep_their_options():
     a = parse("bench", "--preset", "1x1x2", "--variant", "steal", "--no-build")
     assert (a.preset, a.variant, a.build) == ("1x1x2", "steal", False)
     a = parse("suite", "--presets", "2x2x2", "--no-build")
-    assert (a.presets, a.variant, a.build) == ("2x2x2", "steal", False)
+    assert (a.presets, a.variant, a.build) == (["2x2x2"], "steal", False)
     a = parse("kernels", "--variants", "steal,reference", "--preset", "2x2x2")
-    assert (a.variants, a.preset) == ("steal,reference", "2x2x2")
+    assert (a.variants, a.preset) == (["steal", "reference"], "2x2x2")
 
 
 # ---------------------------------------------------------------- the CLI driven
@@ -106,31 +106,60 @@ def test_every_parse_error_is_a_harness_error(error):
     assert isinstance(error, HarnessError) and isinstance(error, ValueError)
 
 
+def main_rc(argv: list[str]) -> int:
+    """cli.main()'s exit status, argparse's own exit included."""
+    try:
+        return cli.main(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
+
+
+# Each one a single line, exit status 2, before anything is built
+# (tests/test_args.py walks every option of every command the same way).
 @pytest.mark.parametrize("argv,message", [
-    (["stress", "--preset", "1x1x2"], "1x1x2"),
-    (["stress", "--preset", "2x2x2,typo"], "unknown topology preset 'typo'"),
-    (["asym-bench", "--preset", "typo"], "unknown asymmetric preset 'typo'"),
-    (["asym-boot", "--preset", "typo"], "unknown asymmetric preset 'typo'"),
-    (["bench", "--preset", "typo"], "unknown topology preset 'typo'"),
-    (["bench", "--workload", "nope"], "unknown workload 'nope'"),
-    (["bench", "--variant", "nope"], "unknown kernel variant 'nope'"),
-    (["bench", "--a", "no-steal"], "not a sched feature word"),
+    (["stress", "--preset", "1x1x2"], "1x1x2 has 2"),
+    (["stress", "--preset", "2x2x2,typo"], "invalid value '2x2x2,typo' (want comma-separated topology presets"),
+    (["asym-bench", "--preset", "typo"], "want an asymmetric arm64 preset: asym2b2l"),
+    (["asym-boot", "--preset", "typo"], "argument --preset: invalid value 'typo'"),
+    (["bench", "--preset", "typo"], "want a topology preset"),
+    (["bench", "--workload", "nope"], "argument --workload: invalid value 'nope'"),
+    (["bench", "--variant", "nope"], "want a kernel variant of configs/variants"),
+    (["bench", "--a", "no-steal"], "sched feature words"),
+    (["bench", "--a", "FOO"], "argument --a: invalid value 'FOO'"),
+    (["bench", "--b", "STEAL,NO_STEAL"], "each once"),
     (["bench", "--levels", "0"], "--levels"),
     (["bench", "--reps", "0"], "--reps"),
-    (["bench", "--metric", "x (\\d+)"], "--metric needs --command"),
-    (["bench", "--command", "prog -n {level}"], "--command needs --metric"),
+    (["bench", "--size", "-1"], "argument --size/--loops: invalid value '-1'"),
+    (["bench", "--timeout", "0"], "argument --timeout: invalid value '0'"),
+    (["bench", "--name", "../../x"], "argument --name: invalid value '../../x'"),
+    (["bench", "--metric", "x (\\d+)"], "only with --command"),
+    (["bench", "--unit", "us"], "only with --command"),
+    (["bench", "--command", "prog -n {level}"], "with --metric"),
     (["bench", "--command", "prog -n 4", "--metric", "(\\d+)"], "{level}"),
     (["bench", "--file", "/nonexistent/prog"], "/nonexistent/prog"),
-    (["boot", "--tools", "nope"], "unknown tool 'nope'"),
-    (["suite", "--presets", "9x9x9"], "no suite entry matches"),
-    (["kernels", "--variants", "steal"], "two variants"),
-    (["collect", "/nonexistent/run"], "not a directory"),
+    (["boot", "--tools", "nope"], "known: perf, sysbench"),
+    (["suite", "--presets", "9x9x9"], "want comma-separated topology presets"),
+    (["kernels", "--variants", "steal"], "want 2 comma-separated kernel variants"),
+    (["collect", "/nonexistent/run"], "want an existing directory"),
 ])
 def test_arguments_are_checked_before_anything_is_built(fake, argv, message, capsys):
-    assert cli.main(argv) == 1
+    assert main_rc(argv) == 2
     err = capsys.readouterr().err
-    assert message in err and "error:" in err
+    assert message in err and "error:" in err and len(err.strip().splitlines()) == 1
     assert fake.built == [] and fake.runs == []
+
+
+def test_suite_filters_must_name_entries_of_the_file(fake, tmp_path, capsys):
+    (tmp_path / "s.suite").write_text(SUITE)
+    argv = ["suite", "--suite-file", str(tmp_path / "s.suite"), "--outdir", str(tmp_path)]
+    assert main_rc([*argv, "--presets", "2x4x2"]) == 2
+    assert "want presets of" in capsys.readouterr().err
+    assert main_rc([*argv, "--workloads", "perf-messaging"]) == 2
+    assert "want workloads of" in capsys.readouterr().err
+    assert main_rc([*argv, "--presets", "1x1x2", "--workloads", "wakelat"]) == 2
+    assert "share an entry" in capsys.readouterr().err
+    assert fake.built == [] and fake.runs == [] and list(tmp_path.iterdir()) == [
+        tmp_path / "s.suite"]
 
 
 def test_bench_without_options_is_steal_against_no_steal(fake, tmp_path):
