@@ -399,7 +399,7 @@ def binaries(cs: list[Contender]) -> dict[str, Path]:
             continue
         path = peers.binary(b) if b in peers.PEERS else scx.binary(b)
         if not path.exists():
-            raise HarnessError(f"{path} is missing; run `python3 -m idlesteal scx`")
+            raise HarnessError(f"{path} is missing; build it with `make scx`")
         out[b] = path
     return out
 

@@ -204,6 +204,7 @@ def test_side_by_side_end_to_end(scx_guest, tmp_path):
     assert data["meta"]["peers"] == {"scx_p2dq": peers.PEERS["scx_p2dq"]}
     assert len(data["steals"]["scx_idlesteal"]) == 2
     assert "hackbench groups 1" in out["table"]
+    assert out["png"] == tmp_path / "1x1x2.png" and out["png"].stat().st_size > 0
 
 
 def test_no_scheduler_ejected_and_no_kernel_error(scx_run):
