@@ -184,6 +184,11 @@ def check_asym_bench(a: argparse.Namespace) -> None:
             asym.get(a.preset).race_cpus()
 
 
+def check_collect(a: argparse.Namespace) -> None:
+    with _arg("run_dir", a.run_dir, "a kept run directory, build/runs/<id>/, with its run.json"):
+        collect.read_meta(Path(a.run_dir))
+
+
 def check_compare(a: argparse.Namespace) -> None:
     a.rows = []
     for option, spec in (("old", a.old), ("new", a.new)):
@@ -733,7 +738,7 @@ def parser() -> Parser:
     outdir(sp, asym.results_dir())
 
     sp = command("collect", "re-read a kept run directory (build/runs/<id>/) into "
-                 "results, as `kunit.py parse` does", cmd_collect)
+                 "results, as `kunit.py parse` does", cmd_collect, check_collect)
     sp.add_argument("run_dir", type=args.existing_dir,
                     help="build/runs/<id>/ of a bench or stress run")
     outdir(sp, None, "where the results go (default: where that kind of run writes them)")

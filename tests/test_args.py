@@ -38,8 +38,8 @@ class NoBad:
 
 FLAG = "flag"      # a flag: `--flag=yes` is the bad input
 
-# Value sets; {file}, {dir}, {suite}, {bad_suite}, {summary} are files the
-# test makes.
+# Value sets; {file}, {dir}, {suite1}, {bad_suite}, {summary}, {run},
+# {bad_run} are files and directories the test makes (sandbox()).
 INT = ["-1", "0", "99999999999", "", "x", "1.5", "1e3"]
 INT0 = ["-1", "99999999999", "", "x", "1.5"]          # 0 means something
 SECONDS = ["-1", "0", "1e9", "", "nan", "inf", "x"]
@@ -181,8 +181,8 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("asym-bench", "--wakers"): FLAG,
     ("asym-bench", "--name"): bad(NAME),
     ("asym-bench", "--outdir"): bad(OUTDIR),
-    ("collect", "run_dir"): bad(["", "/nonexistent/x", "{file}"]),
-    ("collect", "--outdir"): bad(OUTDIR, "{dir}"),
+    ("collect", "run_dir"): bad(["", "/nonexistent/x", "{file}", "{dir}", "{bad_run}"]),
+    ("collect", "--outdir"): bad(OUTDIR, "{run}"),
     ("compare", "old"): bad(SUMMARY),
     ("compare", "new"): bad(SUMMARY, "{summary}"),
     ("compare", "--old-name"): bad(NAME, "{summary}", "{summary}"),
@@ -237,9 +237,13 @@ def sandbox(tmp_path, monkeypatch):
     (fx / "bad.suite").write_text("2x2x2 nope 1\n")
     (fx / "one.suite").write_text("1x1x2 hackbench 1 10\n")
     (fx / "summary.json").write_text(json.dumps({"rows": []}))
+    for name, meta in (("run", '{"kind": "bench"}'), ("bad_run", "{}")):
+        (fx / name).mkdir()
+        (fx / name / vm.RUN_META).write_text(meta)
     subst = {"{file}": str(fx / "file"), "{dir}": str(fx / "dir"),
              "{bad_suite}": str(fx / "bad.suite"), "{suite1}": str(fx / "one.suite"),
-             "{summary}": str(fx / "summary.json")}
+             "{summary}": str(fx / "summary.json"), "{run}": str(fx / "run"),
+             "{bad_run}": str(fx / "bad_run")}
 
     def work(what: str):
         def fail(*a, **kw):
