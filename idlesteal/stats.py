@@ -8,7 +8,7 @@ of freedom it records (scipy 1.10's ttest_ind does not return them), and the
 delta-method interval of a ratio of means.
 
 scipy is imported on first use, so the commands that compute nothing start
-on an interpreter without it (cli.py says which commands need it).
+on an interpreter without it (needs.py says which commands need it).
 """
 from __future__ import annotations
 
