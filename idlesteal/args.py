@@ -283,6 +283,11 @@ def _list_of(table: Callable[[], Sequence[str]], what: str, *, count: int = 0,
     return check
 
 
+def steal_mode(text: str) -> str:
+    from . import stress
+    return _one_of(stress.STEAL_MODES, "a steal mode")(text)
+
+
 def _variants() -> list[str]:
     from . import build
     return list(build.variants())

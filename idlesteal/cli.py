@@ -434,14 +434,22 @@ def cmd_stress(a: argparse.Namespace) -> int:
             else {loader[0]: scx.binary(loader[0], a.variant)}
         initrd = image.build_base(files=scx.image_files(bins))
     ok = True
-    for p in presets:
-        s, path = stress.run(p.name, a.seconds, kernel, initrd, variant=a.variant,
-                             outdir=Path(a.outdir), append=a.append.split() if a.append else None,
-                             kcsan_races=build.config_enabled(a.variant, "CONFIG_KCSAN"),
-                             scx_loader=loader)
-        print(stress.report(s), end="")
-        print(f"wrote {path}")
-        ok = ok and s["passed"]
+    passed = failed = 0
+    for i in range(a.repeat):
+        for p in presets:
+            if a.repeat > 1:
+                log(f"stress: run {i + 1} of {a.repeat} on {p.name}")
+            s, path = stress.run(p.name, a.seconds, kernel, initrd, variant=a.variant,
+                                 outdir=Path(a.outdir),
+                                 append=a.append.split() if a.append else None,
+                                 kcsan_races=build.config_enabled(a.variant, "CONFIG_KCSAN"),
+                                 scx_loader=loader, steal=a.steal)
+            print(stress.report(s), end="")
+            print(f"wrote {path}")
+            ok = ok and s["passed"]
+            passed, failed = passed + s["passed"], failed + (not s["passed"])
+    if a.repeat > 1 or len(presets) > 1:
+        print(f"stress: {passed} passed, {failed} failed")
     return 0 if ok else 1
 
 
@@ -702,6 +710,12 @@ def parser() -> Parser:
     sp.add_argument("--scx", default=None, metavar="'LOADER ARGS'", type=args.scx_loader,
                     help="a sched_ext scheduler of ours in charge during the load "
                     "(e.g. scx_idlesteal; with --variant scx)")
+    sp.add_argument("--steal", default="toggle", type=args.steal_mode,
+                    help="toggle: STEAL on 3/4 of the time, switched every second "
+                    "(default); off: NO_STEAL for the whole run")
+    sp.add_argument("--repeat", default=1, metavar="N",
+                    type=args.integer(1, args.MAX_BOOTS, "a number of boots"),
+                    help="boot each preset N times in a row (default 1)")
     outdir(sp, stress.results_dir(), "where the JSON summaries go")
 
     def asym_guest(sp: argparse.ArgumentParser) -> None:

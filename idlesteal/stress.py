@@ -134,10 +134,15 @@ SCX_THRESHOLDS: dict[str, Threshold] = {
 NOT_UNDER_SCX = ("nr_throttled",)
 
 
-def thresholds(seconds: float, scx: bool = False) -> dict[str, int]:
+# With STEAL off for the whole run (--steal off) nothing steals.
+NOT_WITHOUT_STEAL = ("steals",)
+
+
+def thresholds(seconds: float, scx: bool = False, steal: str = "toggle") -> dict[str, int]:
     table = {**THRESHOLDS, **SCX_THRESHOLDS} if scx else THRESHOLDS
     return {k: t.minimum(seconds) for k, t in table.items()
-            if not (scx and k in NOT_UNDER_SCX)}
+            if not (scx and k in NOT_UNDER_SCX)
+            and not (steal == "off" and not scx and k in NOT_WITHOUT_STEAL)}
 
 
 # ------------------------------------------------------------------ guest script
@@ -167,6 +172,14 @@ class Params:
     # A sched_ext loader (argv) in charge for the whole load (docs/scx.md):
     # started after the setup, stopped before the cleanup; () = EEVDF.
     scx: tuple[str, ...] = ()
+    # "toggle": STEAL on 3/4 of the time, toggled every second; "off":
+    # NO_STEAL for the whole run (`stress --steal off`), to tell the
+    # series' moves from the rest of the kernel's.
+    steal: str = "toggle"
+    # Trace ring buffer per CPU (KiB) and the lines of it kept from a run
+    # with an affinity violation (guest/stress.sh, section affinity_trace).
+    trace_buffer_kb: int = 2048
+    trace_excerpt: int = 400
 
     @property
     def low_cpus(self) -> str:
@@ -223,6 +236,8 @@ def script_params(p: Params) -> dict[str, object]:
         "PART_CHOICES": " ".join(p.partition_choices()), "MAXOFF": max(1, n // 2 - 1),
         "MAXMASK": (1 << n) - 1, "MC_TIMEOUT": p.msgcount_timeout,
         "WORKERS": " ".join(WORKERS), "SCX": shlex.join(p.scx),
+        "STEAL_MODE": p.steal, "TRACE_BUFFER_KB": p.trace_buffer_kb,
+        "TRACE_EXCERPT": p.trace_excerpt,
     }
 
 
@@ -354,7 +369,7 @@ def _domain_names(s: schedstat.Schedstat) -> dict[int, list[str]]:
 
 def evaluate(sections: dict[str, str], p: Params) -> Verdict:
     """Counts, minimums and failures from the guest's sections."""
-    v = Verdict(minimums=thresholds(p.seconds, bool(p.scx)))
+    v = Verdict(minimums=thresholds(p.seconds, bool(p.scx), p.steal))
     fail = v.failures.append
     ctr = parse_counters(sections.get("counters", ""))
     missing = [w for w in WORKERS if w not in ctr or "missing" in ctr[w]]
@@ -477,7 +492,49 @@ def evaluate(sections: dict[str, str], p: Params) -> Verdict:
     fl = sections.get("failures", "").strip()
     if fl:
         v.details["failure_log"] = fl.splitlines()[:60]
+    v.details["tracing"] = sections.get("trace_setup", "").strip()
+    excerpt = affinity_excerpt(sections.get("affinity_trace", ""))
+    if excerpt:
+        v.details["affinity_trace"] = excerpt
+        v.details["affinity_moves"] = trace_moves(excerpt)
     return v
+
+
+_MIGRATE_RE = re.compile(r"sched_migrate_task: comm=\S+ pid=(\d+) prio=\d+ "
+                         r"orig_cpu=(\d+) dest_cpu=(\d+)")
+_STAMP_TRACE_RE = re.compile(r"\s(\d+\.\d+):\s")
+
+
+def affinity_excerpt(text: str) -> list[str]:
+    """The trace lines guest/stress.sh kept for the first violation ([] when
+    the run had none, or ran without tracing)."""
+    lines = [l.rstrip() for l in text.splitlines() if l.strip()]
+    if not lines or lines == ["no violation in the trace"]:
+        return []
+    return lines
+
+
+def trace_moves(lines: list[str]) -> list[dict]:
+    """Every sched_migrate_task of the excerpt with the kernel stack that
+    made it: [{"time", "pid", "orig_cpu", "dest_cpu", "stack": [func, ...]}].
+    The path of a move is read from its stack (steal_from: the series'
+    steal; sched_balance_rq: load balancing; migration_cpu_stop: an
+    affinity change or active balance; select_fallback_rq: hotplug
+    fallback; try_to_wake_up: wakeup placement)."""
+    moves: list[dict] = []
+    cur: dict | None = None
+    for line in lines:
+        m = _MIGRATE_RE.search(line)
+        if m:
+            t = _STAMP_TRACE_RE.search(line)
+            cur = {"time": float(t.group(1)) if t else None, "pid": int(m.group(1)),
+                   "orig_cpu": int(m.group(2)), "dest_cpu": int(m.group(3)), "stack": []}
+            moves.append(cur)
+        elif line.lstrip().startswith("=> ") and cur is not None:
+            cur["stack"].append(line.split("=>", 1)[1].strip())
+        elif "<stack trace>" not in line:
+            cur = None
+    return moves
 
 
 def evaluate_scx(text: str, v: Verdict) -> None:
@@ -552,11 +609,17 @@ def write_summary(s: dict, outdir: Path | None = None) -> Path:
 SCX_HOTPLUG_SLEEP = "2"
 
 
-def params_for(preset: topology.Preset, seconds: int, scx_loader: tuple[str, ...] = ()) -> Params:
+STEAL_MODES = ("toggle", "off")
+
+
+def params_for(preset: topology.Preset, seconds: int, scx_loader: tuple[str, ...] = (),
+               steal: str = "toggle") -> Params:
+    if steal not in STEAL_MODES:
+        raise HarnessError(f"stress: steal mode {steal!r}, expected one of {', '.join(STEAL_MODES)}")
     if scx_loader:
         return Params(seconds=seconds, ncpus=preset.ncpus, scx=scx_loader,
-                      hotplug_sleep=SCX_HOTPLUG_SLEEP)
-    return Params(seconds=seconds, ncpus=preset.ncpus)
+                      hotplug_sleep=SCX_HOTPLUG_SLEEP, steal=steal)
+    return Params(seconds=seconds, ncpus=preset.ncpus, steal=steal)
 
 
 def timeout_for(p: Params) -> float:
@@ -599,7 +662,7 @@ def check_preset(preset: topology.Preset) -> None:
 def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
         variant: str = VARIANT, outdir: Path | None = None,
         append: list[str] | None = None, kcsan_races: bool = False,
-        scx_loader: tuple[str, ...] = ()) -> tuple[dict, Path]:
+        scx_loader: tuple[str, ...] = (), steal: str = "toggle") -> tuple[dict, Path]:
     """Boot, stress, evaluate; write and return the JSON summary (never
     raises for a failed run: the summary says why).
 
@@ -613,7 +676,7 @@ def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
     preset = dataclasses.replace(topology.get(preset_name),
                                  boot_timeout=max(BOOT_TIMEOUT, topology.get(preset_name).boot_timeout))
     check_preset(preset)
-    p = params_for(preset, seconds, scx_loader)
+    p = params_for(preset, seconds, scx_loader, steal)
     log(f"stress: {preset.name} for {seconds} s on kernel {kernel}"
         + (f" under {shlex.join(scx_loader)}" if scx_loader else ""))
     error = None
@@ -761,6 +824,11 @@ def report(s: dict) -> str:
                 lines.append(f"    {side:6s} {n:3d} x {title}")
     for f in s["failures"]:
         lines.append(f"  FAIL: {f}")
+    excerpt = s.get("details", {}).get("affinity_trace") or []
+    if excerpt:
+        lines.append(f"  trace up to the first affinity violation (last {len(excerpt)} lines "
+                     f"for that thread, hotplug, partitions):")
+        lines += [f"    {l}" for l in excerpt[-60:]]
     for e in s["guest"].get("kernel_errors", [])[:10]:
         lines.append(f"  console: {e}")
     for r in s["guest"].get("retried_boots", []):

@@ -162,6 +162,8 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("stress", "--seconds"): bad(INT),
     ("stress", "--scx"): bad(["", "nope", "scx_p2dq", "'unclosed", "scx_idlesteal"]),
     ("stress", "--outdir"): bad(OUTDIR),
+    ("stress", "--steal"): bad(["", "on", "OFF", "toggle,off", "../off"]),
+    ("stress", "--repeat"): bad(INT),
     ("asym-boot", "--preset"): bad(["", "nope", "2x2x2", "../asym2b2l"]),
     ("asym-boot", "--no-build"): FLAG,
     ("asym-boot", "--force"): FLAG,

@@ -267,3 +267,48 @@ def test_scx_params_slow_the_hotplug_and_relax_its_minimums():
     assert p.scx == ("scx_idlesteal",) and p.hotplug_sleep == stress.SCX_HOTPLUG_SLEEP
     assert stress.params_for(topology.get("2x2x2"), 60).hotplug_sleep == "0.5"
     assert stress.thresholds(60, scx=True)["hotplug_ops"] < stress.thresholds(60)["hotplug_ops"]
+
+
+# A trimmed excerpt in the format guest/stress.sh keeps (ftrace text, the
+# stacktrace trigger's lines after the event they belong to).
+EXCERPT = """\
+ affinity_check-339   [003] d..2.    17.101: tracing_mark_write: affinity_check: tid 339 setaffinity 0-1,3
+      <idle>-0       [002] d..2.    17.203: sched_migrate_task: comm=affinity_check pid=339 prio=120 orig_cpu=3 dest_cpu=2
+      <idle>-0       [002] d..2.    17.203: <stack trace>
+ => __detach_task
+ => steal_from
+ => try_steal
+ => __schedule
+ kworker/0:1-40      [000] .....    17.300: cpuhp_enter: cpu: 0001 target: 148 step: 147 (sched_cpu_deactivate)
+ affinity_check-339   [002] .....    17.310: tracing_mark_write: affinity_check: VIOLATION tid 339 rseq_cpu 2 getcpu 2 stat_cpu 2 mask 0-1,3 kernel_mask 0,3
+"""
+
+
+def test_trace_moves_reads_each_move_with_its_stack():
+    lines = stress.affinity_excerpt(EXCERPT)
+    moves = stress.trace_moves(lines)
+    assert moves == [{"time": 17.203, "pid": 339, "orig_cpu": 3, "dest_cpu": 2,
+                      "stack": ["__detach_task", "steal_from", "try_steal", "__schedule"]}]
+    assert stress.affinity_excerpt("no violation in the trace\n") == []
+    assert stress.affinity_excerpt("") == []
+
+
+def test_evaluate_keeps_the_trace_of_a_violation():
+    aff = {"threads": 6, "checks": 5000, "violations": 2, "mask_changes": 300}
+    v = stress.evaluate(good_sections(
+        affinity=f"AFFINITY rc=2 RESULT {json.dumps(aff)}\n",
+        counters=good_sections()["counters"].replace("affinity runs=8 fails=0",
+                                                     "affinity runs=1 fails=1"),
+        affinity_trace=EXCERPT), P)
+    assert not v.passed
+    assert v.details["affinity_moves"][0]["stack"][1] == "steal_from"
+    assert any("VIOLATION" in l for l in v.details["affinity_trace"])
+
+
+def test_steal_off_drops_the_steal_minimum_and_reaches_the_script():
+    assert "steals" not in stress.thresholds(600, steal="off")
+    assert "steals" in stress.thresholds(600)
+    p = stress.Params(seconds=60, ncpus=8, steal="off")
+    assert "\nSTEAL_MODE=off\n" in stress.script(p)
+    with pytest.raises(Exception):
+        stress.params_for(stress.topology.get("2x2x2"), 60, steal="sometimes")

@@ -1,7 +1,7 @@
 /*
  * affinity_check - prove that no task ever runs outside its affinity mask.
  *
- * Usage: affinity_check [-t THREADS] [-d SECONDS] [-c CHURN_MS] [-s SEED]
+ * Usage: affinity_check [-t THREADS] [-d SECONDS] [-c CHURN_MS] [-s SEED] [-T TRACEFS]
  *
  * Every thread restricts itself to a random non-empty subset of the CPUs the
  * process may use, then until the deadline: spins 20-50 us, checks that
@@ -21,17 +21,32 @@
  * "no longer affine to cpuN" message).  Stealing has no part in that
  * window; such checks are counted as "inactive_mask".
  *
+ * sched_getcpu() reads the CPU number glibc keeps in the rseq area, which
+ * the kernel refreshes on the way back to user space.  At a violation the
+ * thread also asks the getcpu system call and reads field 39 of
+ * /proc/thread-self/stat (the CPU it last ran on), and prints all three:
+ * a violation that only the rseq value shows is counted as "rseq_only"
+ * (still a violation: a stale rseq cpu_id is a kernel bug too).
+ *
+ * With -T TRACEFS (the tracefs mount, e.g. /sys/kernel/tracing) every mask
+ * change is written to TRACEFS/trace_marker, and the first violation too,
+ * after which tracing is switched off (TRACEFS/tracing_on) so that the ring
+ * buffer keeps the moves that led to it (idlesteal/guest/stress.sh).
+ *
  * Output: human-readable lines, then one line "RESULT {json}".
  * Exit: 0 pass, 2 violation (or no check done), 1 usage/system error.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,8 +59,11 @@ static uint64_t deadline_ns;
 static long churn_ns;
 
 static unsigned long total_checks, total_violations, total_changes;
-static unsigned long total_set_errors, total_resets, total_inactive;
+static unsigned long total_set_errors, total_resets, total_inactive, total_rseq_only;
 static int reports;		/* violations printed so far */
+static int marker_fd = -1;	/* TRACEFS/trace_marker, -T */
+static int tracing_on_fd = -1;	/* TRACEFS/tracing_on, -T */
+static int trace_stopped;
 
 static uint64_t now_ns(void)
 {
@@ -91,6 +109,48 @@ static void cpulist(const cpu_set_t *set, char *buf, size_t len)
 	}
 }
 
+/* One line into the trace buffer (-T); a failed write is not an error. */
+static void trace_marker(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static void trace_marker(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	if (marker_fd < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		(void)!write(marker_fd, buf, n < (int)sizeof(buf) ? n : (int)sizeof(buf) - 1);
+}
+
+/* The CPU the kernel last ran us on: field 39 of /proc/thread-self/stat. */
+static int stat_cpu(void)
+{
+	char buf[1024], *p;
+	int fd, n, field;
+
+	fd = open("/proc/thread-self/stat", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* comm (field 2) may hold spaces: count fields after its ')' */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	for (field = 2; *p && field < 39; p++)
+		if (*p == ' ')
+			field++;
+	return field == 39 ? atoi(p) : -1;
+}
+
 /*
  * A random non-empty subset of the allowed CPUs, in three flavours so that
  * single-CPU masks (nothing may be stolen) are common: one CPU, each CPU
@@ -117,6 +177,7 @@ struct worker {
 	int id;
 	uint64_t seed;
 	unsigned long checks, violations, changes, set_errors, resets, inactive;
+	unsigned long rseq_only;
 	cpu_set_t want;		/* the mask we asked for */
 };
 
@@ -131,6 +192,13 @@ static void churn(struct worker *w)
 		if (sched_setaffinity(0, sizeof(set), &set) == 0) {
 			w->want = set;
 			w->changes++;
+			if (marker_fd >= 0) {
+				char list[256];
+
+				cpulist(&set, list, sizeof(list));
+				trace_marker("affinity_check: tid %d setaffinity %s\n",
+					     gettid(), list);
+			}
 			return;
 		}
 		w->set_errors++;
@@ -143,6 +211,8 @@ static void check(struct worker *w)
 	int cpu = sched_getcpu();
 	cpu_set_t actual, extra;
 	char want[256], act[256];
+	unsigned int sys_cpu = -1;
+	int proc_cpu;
 
 	w->checks++;
 	if (cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &w->want))
@@ -161,13 +231,25 @@ static void check(struct worker *w)
 			return;
 		}
 	}
+	/* Ask the kernel directly: the rseq value may be stale. */
+	if (syscall(SYS_getcpu, &sys_cpu, NULL, NULL))
+		sys_cpu = -1;
+	proc_cpu = stat_cpu();
 	w->violations++;
-	if (__atomic_fetch_add(&reports, 1, __ATOMIC_RELAXED) < MAX_REPORTS) {
-		cpulist(&w->want, want, sizeof(want));
-		cpulist(&actual, act, sizeof(act));
-		printf("VIOLATION thread %d tid %d on cpu %d, mask %s (kernel mask %s)\n",
-		       w->id, gettid(), cpu, want, act);
+	if ((int)sys_cpu >= 0 && (int)sys_cpu < CPU_SETSIZE && CPU_ISSET(sys_cpu, &w->want) &&
+	    proc_cpu >= 0 && proc_cpu < CPU_SETSIZE && CPU_ISSET(proc_cpu, &w->want))
+		w->rseq_only++;
+	cpulist(&w->want, want, sizeof(want));
+	cpulist(&actual, act, sizeof(act));
+	if (marker_fd >= 0 && !__atomic_exchange_n(&trace_stopped, 1, __ATOMIC_RELAXED)) {
+		trace_marker("affinity_check: VIOLATION tid %d rseq_cpu %d getcpu %d stat_cpu %d mask %s kernel_mask %s\n",
+			     gettid(), cpu, (int)sys_cpu, proc_cpu, want, act);
+		if (tracing_on_fd >= 0)
+			(void)!write(tracing_on_fd, "0", 1);
 	}
+	if (__atomic_fetch_add(&reports, 1, __ATOMIC_RELAXED) < MAX_REPORTS)
+		printf("VIOLATION thread %d tid %d on cpu %d, mask %s (kernel mask %s) getcpu %d stat_cpu %d\n",
+		       w->id, gettid(), cpu, want, act, (int)sys_cpu, proc_cpu);
 }
 
 static void *worker_fn(void *arg)
@@ -204,12 +286,14 @@ static void *worker_fn(void *arg)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-t THREADS] [-d SECONDS] [-c CHURN_MS] [-s SEED]\n"
+		"usage: %s [-t THREADS] [-d SECONDS] [-c CHURN_MS] [-s SEED] [-T TRACEFS]\n"
 		"  -t THREADS   threads (default: 2 x allowed CPUs, max %d)\n"
 		"  -d SECONDS   run time, may be fractional (default 5)\n"
 		"  -c CHURN_MS  change each thread's random mask every CHURN_MS\n"
 		"               milliseconds, 0 = never (default 20)\n"
-		"  -s SEED      random seed (default: from time and pid)\n",
+		"  -s SEED      random seed (default: from time and pid)\n"
+		"  -T TRACEFS   mark mask changes in TRACEFS/trace_marker; stop\n"
+		"               tracing at the first violation\n",
 		prog, MAX_THREADS);
 	exit(1);
 }
@@ -238,7 +322,7 @@ int main(int argc, char **argv)
 	uint64_t start;
 	int err;
 
-	while ((opt = getopt(argc, argv, "t:d:c:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:d:c:s:T:")) != -1) {
 		switch (opt) {
 		case 't':
 			v = num(optarg);
@@ -262,6 +346,23 @@ int main(int argc, char **argv)
 				usage(argv[0]);
 			seed = strtoull(optarg, NULL, 0);
 			break;
+		case 'T': {
+			char path[4096];
+
+			snprintf(path, sizeof(path), "%s/trace_marker", optarg);
+			marker_fd = open(path, O_WRONLY);
+			if (marker_fd < 0) {
+				perror(path);
+				return 1;
+			}
+			snprintf(path, sizeof(path), "%s/tracing_on", optarg);
+			tracing_on_fd = open(path, O_WRONLY);
+			if (tracing_on_fd < 0) {
+				perror(path);
+				return 1;
+			}
+			break;
+		}
 		default:
 			usage(argv[0]);
 		}
@@ -311,17 +412,21 @@ int main(int argc, char **argv)
 		total_set_errors += w[i].set_errors;
 		total_resets += w[i].resets;
 		total_inactive += w[i].inactive;
+		total_rseq_only += w[i].rseq_only;
 	}
 	seconds = (now_ns() - start) / 1e9;
 
 	printf("checks %lu (%.0f per thread per second), violations %lu, mask changes %lu,"
-	       " setaffinity errors %lu, affinity resets %lu, inactive mask %lu\n",
+	       " setaffinity errors %lu, affinity resets %lu, inactive mask %lu,"
+	       " rseq-only violations %lu\n",
 	       total_checks, total_checks / seconds / nthreads, total_violations,
-	       total_changes, total_set_errors, total_resets, total_inactive);
+	       total_changes, total_set_errors, total_resets, total_inactive, total_rseq_only);
 	printf("RESULT {\"threads\": %d, \"cpus\": %d, \"seconds\": %.3f, \"checks\": %lu,"
 	       " \"violations\": %lu, \"mask_changes\": %lu, \"setaffinity_errors\": %lu,"
-	       " \"affinity_resets\": %lu, \"inactive_mask\": %lu, \"seed\": %llu}\n",
+	       " \"affinity_resets\": %lu, \"inactive_mask\": %lu, \"rseq_only\": %lu,"
+	       " \"seed\": %llu}\n",
 	       nthreads, nallowed, seconds, total_checks, total_violations, total_changes,
-	       total_set_errors, total_resets, total_inactive, (unsigned long long)seed);
+	       total_set_errors, total_resets, total_inactive, total_rseq_only,
+	       (unsigned long long)seed);
 	return total_violations || !total_checks ? 2 : 0;
 }

@@ -15,6 +15,11 @@
   "${MAXOFF:?}" "${MAXMASK:?}" "${MC_TIMEOUT:?}" "${WORKERS:?}"
 # SCX: a sched_ext loader's command line, in charge during the load ("": EEVDF).
 : "${SCX?}"
+# STEAL_MODE: "toggle" (STEAL on 3/4 of the time) or "off" (NO_STEAL throughout).
+: "${STEAL_MODE:?}"
+# TRACE_BUFFER_KB: trace ring buffer per CPU; TRACE_EXCERPT: lines kept of it.
+: "${TRACE_BUFFER_KB:?}" "${TRACE_EXCERPT:?}"
+case "$STEAL_MODE" in toggle|off) ;; *) fail "STEAL_MODE must be toggle or off";; esac
 D=/tmp/stress
 CG=/sys/fs/cgroup
 mkdir -p $D
@@ -35,6 +40,37 @@ dmesg -c > /dev/null
 echo "+cpu +cpuset" > $CG/cgroup.subtree_control || fail "cannot enable cpu/cpuset controllers"
 mkdir $CG/thr || fail "cannot create the throttled cgroup"
 echo "$THROTTLE_MAX" > $CG/thr/cpu.max || fail "cannot set cpu.max"
+
+# ---- tracing (a kernel with event tracing, e.g. configs/debug.config):
+# every move of an affinity_check thread (sched_migrate_task, with the
+# kernel stack that made it), where those threads run (sched_switch), CPU
+# hotplug steps and cpuset partition changes (markers).  affinity_check
+# marks its mask changes and stops tracing at the first violation, so the
+# ring buffer keeps what led to it (section affinity_trace below).
+T=/sys/kernel/tracing
+TRACE=""
+mark() { [ -z "$TRACE" ] || echo "stress: $*" > $T/trace_marker 2>/dev/null; }
+section trace_setup
+if [ -d $T ] && { [ -f $T/trace ] || mount -t tracefs tracefs $T 2>/dev/null; } && \
+        [ -d $T/events/sched/sched_migrate_task ]; then
+    echo 0 > $T/tracing_on
+    echo $TRACE_BUFFER_KB > $T/buffer_size_kb || fail "cannot size the trace buffer"
+    echo > $T/trace
+    ev=$T/events/sched
+    echo 'comm == "affinity_check"' > $ev/sched_migrate_task/filter || fail "migrate filter"
+    echo 'stacktrace if comm == "affinity_check"' > $ev/sched_migrate_task/trigger \
+        || fail "cannot set the stacktrace trigger"
+    echo 'prev_comm == "affinity_check" || next_comm == "affinity_check"' \
+        > $ev/sched_switch/filter || fail "switch filter"
+    for e in sched/sched_migrate_task sched/sched_switch cpuhp/cpuhp_enter cpuhp/cpuhp_exit; do
+        echo 1 > $T/events/$e/enable || fail "cannot enable $e"
+    done
+    echo 1 > $T/tracing_on
+    TRACE="-T $T"
+    echo "tracing on, $TRACE_BUFFER_KB KiB per CPU"
+else
+    echo "tracing off: no tracefs or no sched events in this kernel"
+fi
 
 section schedstat_before
 schedsnap
@@ -174,6 +210,7 @@ w_partition() {
         mkdir $p || { err=$((err + 1)); sleep 1; continue; }
         r=$(( RANDOM % NCHOICES ))
         cpus=$(pick_choice $r)
+        mark "partition $i cpus $cpus root"
         if echo $cpus > $p/cpuset.cpus 2>/dev/null && \
                 echo root > $p/cpuset.cpus.partition 2>/dev/null; then
             read st < $p/cpuset.cpus.partition
@@ -205,6 +242,7 @@ w_partition() {
                 err=$((err + 1))
             fi
         fi
+        mark "partition $i cpus $cpus remove"
         if rmdir_retry $p; then removed=$((removed + 1)); else err=$((err + 1)); fi
         sleep $PART_GAP
     done
@@ -218,7 +256,7 @@ w_affinity() {
         left=$(( END - $(now) ))
         [ $left -gt 0 ] || break
         [ $left -le $AFFINITY_RUN ] || left=$AFFINITY_RUN
-        taskset -c $LOW_CPUS affinity_check $AFFINITY -d $left > $D/affinity.out 2>&1
+        taskset -c $LOW_CPUS affinity_check $AFFINITY $TRACE -d $left > $D/affinity.out 2>&1
         rc=$?
         echo "AFFINITY rc=$rc $(grep '^RESULT ' $D/affinity.out | tail -1)" >> $D/affinity.results
         runs=$((runs + 1))
@@ -248,12 +286,13 @@ w_taskset() {
     echo "taskset ok=$ok fail=$fail" > $D/taskset.cnt
 }
 
-# ---- feature toggles (STEAL on 3/4 of the time)
+# ---- feature toggles (STEAL on 3/4 of the time, or off throughout)
 w_features() {
     boost; seed 4
     sets=0; fail=0; steal_changes=0; dd_changes=0; ps=STEAL; pd=DELAY_DEQUEUE
     while [ $(now) -lt $END ]; do
-        if [ $(( RANDOM % 4 )) -ne 0 ]; then s=STEAL; else s=NO_STEAL; fi
+        if [ $STEAL_MODE = off ]; then s=NO_STEAL
+        elif [ $(( RANDOM % 4 )) -ne 0 ]; then s=STEAL; else s=NO_STEAL; fi
         if [ $(( RANDOM % 2 )) -eq 0 ]; then d=DELAY_DEQUEUE; else d=NO_DELAY_DEQUEUE; fi
         if echo $s > $FEAT && echo $d > $FEAT; then sets=$((sets + 1)); else fail=$((fail + 1)); fi
         [ $s = $ps ] || steal_changes=$((steal_changes + 1))
@@ -282,7 +321,8 @@ w_monitor() {
 }
 
 section start
-echo "stress $N CPUs for $DURATION s, start $(now) end $END"
+[ $STEAL_MODE = toggle ] || echo NO_STEAL > $FEAT || fail "cannot switch STEAL off"
+echo "stress $N CPUs for $DURATION s, start $(now) end $END, STEAL $STEAL_MODE"
 # Wait for the workers by pid, not with a bare `wait`: that would also wait
 # for a sched_ext loader started by scx_start, a child of this shell too,
 # which runs until scx_stop below (a bare `wait` hung every --scx run).
@@ -358,6 +398,35 @@ section wakelat
 cat $D/wakelat.results 2>/dev/null
 section failures
 cat $D/failures 2>/dev/null | head -200
+# The trace up to the first violation, for the violating thread only (its
+# moves with their stacks, its switches, its mask changes), plus hotplug
+# steps and partition markers: the last $TRACE_EXCERPT such lines.
+section affinity_trace
+if [ -n "$TRACE" ]; then
+    echo 0 > $T/tracing_on
+    tid=$(grep -m1 'affinity_check: VIOLATION' $T/trace | sed 's/.*VIOLATION tid \([0-9]*\).*/\1/')
+    if [ -n "$tid" ]; then
+        awk -v tid="$tid" -v keep="$TRACE_EXCERPT" '
+            function put(l) { buf[n % keep] = l; n++ }
+            /^#/ { next }
+            /^ *=> / { if (instack) put($0); next }
+            { instack = 0 }
+            /<stack trace>/ { instack = want; if (want) put($0); next }
+            {
+                want = 0
+                if ($0 ~ ("pid=" tid " ") || $0 ~ ("prev_pid=" tid " ") || $0 ~ ("next_pid=" tid " ") \
+                    || $0 ~ ("tid " tid " ")) want = 1
+                else if ($0 ~ /cpuhp_enter:.*\((sched_cpu_(de)?activate|sched_cpu_dying|bringup_cpu|takedown_cpu)\)/ \
+                         || $0 ~ /stress: partition/) want = 1
+                if (want) put($0)
+                if ($0 ~ ("VIOLATION tid " tid " ")) exit
+            }
+            END { s = n > keep ? n - keep : 0; for (i = s; i < n; i++) print buf[i % keep] }
+        ' $T/trace
+    else
+        echo "no violation in the trace"
+    fi
+fi
 section notes
 sort $D/partition.invalid 2>/dev/null | uniq -c | sort -rn | head -10
 sort $D/taskset.err 2>/dev/null | sed 's/pid [0-9]*/pid N/' | uniq -c | sort -rn | head -5
