@@ -4,7 +4,11 @@
 Variants are listed in configs/variants ("name: fragment fragment ...").
 A word "@target" names a make config target the variant starts from instead
 of tinyconfig (e.g. "@defconfig @kvm_guest.config" for the reference kernel
-the guest config is compared against).
+the guest config is compared against).  The word "%base" builds the variant
+from the `base` tag (Debian's 7.2 without the series) in a worktree of its
+own, build/base/linux, with objects in build/base/obj-<variant>: the same
+relative layout as build/linux and build/obj-<variant>, so ccache hits
+every file the series does not change.
 The .config is regenerated on every build but only replaced when its
 content changed, so a rebuild with nothing changed is just make's walk.
 
@@ -58,8 +62,35 @@ def _variant_words() -> dict[str, list[str]]:
 
 def variants() -> dict[str, list[Path]]:
     """name -> fragment paths, from configs/variants."""
-    return {name: [paths.configs_dir() / w for w in words if not w.startswith("@")]
+    return {name: [paths.configs_dir() / w for w in words if w[0] not in "@%"]
             for name, words in _variant_words().items()}
+
+
+BASE_WORD = "%base"
+
+
+def from_base(variant: str) -> bool:
+    """Is the variant built from the base tag, without the series?"""
+    return BASE_WORD in _variant_words().get(variant, [])
+
+
+def base_tree() -> Path:
+    return paths.build_dir() / "base" / "linux"
+
+
+def obj_for(variant: str) -> Path:
+    """Where a variant's objects go (build/base/obj-V for %base variants)."""
+    if from_base(variant):
+        return base_tree().parent / f"obj-{variant}"
+    return paths.obj_dir(variant)
+
+
+def tree_for(variant: str) -> Path:
+    """The source a variant builds from: build/linux (base + series) or,
+    for %base variants, a worktree at the base tag."""
+    if from_base(variant):
+        return tree.worktree(base_tree(), tree.BASE_TAG)
+    return paths.tree_dir()
 
 
 def base_targets(variant: str) -> list[str]:
@@ -197,8 +228,8 @@ def build(variant: str = "base", src: Path | None = None, obj: Path | None = Non
     """Configure and build; return the kernel image path (bzImage on x86_64)."""
     arch = arch or arch_of(variant)
     a = _arch(arch)
-    src = src or paths.tree_dir()
-    obj = obj or paths.obj_dir(variant)
+    src = src or tree_for(variant)
+    obj = obj or obj_for(variant)
     frags = fragments_for(variant)
     base = tuple(base_targets(variant))
     with build_lock():
@@ -230,28 +261,28 @@ def write_meta(variant: str, src: Path, obj: Path) -> None:
 
 def read_meta(variant: str) -> dict:
     try:
-        return json.loads((paths.obj_dir(variant) / "idlesteal-build.json").read_text())
+        return json.loads((obj_for(variant) / "idlesteal-build.json").read_text())
     except (OSError, ValueError):
         return {}
 
 
 def config_enabled(variant: str, option: str) -> bool:
     """Is `option` (CONFIG_...) =y in the variant's built configuration?"""
-    cfg = paths.obj_dir(variant) / ".config"
+    cfg = obj_for(variant) / ".config"
     return cfg.exists() and f"{option}=y" in cfg.read_text().splitlines()
 
 
 def kernel_image(variant: str, obj: Path | None = None, arch: str | None = None) -> Path:
     """The built image of a variant (any architecture); error if not built."""
     arch = arch or arch_of(variant)
-    p = (obj or paths.obj_dir(variant)) / _arch(arch)["image"]
+    p = (obj or obj_for(variant)) / _arch(arch)["image"]
     if not p.exists():
         raise HarnessError(f"{p} does not exist; run `idlesteal kernel --variant {variant}`")
     return p
 
 
 def bzimage(variant: str = "base") -> Path:
-    p = paths.obj_dir(variant) / "arch/x86/boot/bzImage"
+    p = obj_for(variant) / "arch/x86/boot/bzImage"
     if not p.exists():
         raise HarnessError(f"{p} does not exist; run `idlesteal kernel --variant {variant}`")
     return p

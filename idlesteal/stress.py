@@ -497,6 +497,14 @@ def evaluate(sections: dict[str, str], p: Params) -> Verdict:
     if excerpt:
         v.details["affinity_trace"] = excerpt
         v.details["affinity_moves"] = trace_moves(excerpt)
+        race = stopper_race(excerpt)
+        if race:
+            # Still a failure: the kernel broke its promise.  But say whose.
+            v.details["affinity_cause"] = race
+            fail(f"the trace shows the mainline sched_setaffinity()/hotplug race "
+                 f"(docs/stress.md#the-affinity-violation-a-mainline-race): tid {race['tid']} "
+                 f"set mask {race['mask']} on cpu {race['cpu']}, cpu "
+                 f"{race['deactivated_cpu']} was being deactivated, the stopper left it there")
     return v
 
 
@@ -512,6 +520,80 @@ def affinity_excerpt(text: str) -> list[str]:
     if not lines or lines == ["no violation in the trace"]:
         return []
     return lines
+
+
+_LINE_RE = re.compile(r"\[(\d+)\]\s+\S+\s+(\d+\.\d+):\s+(\w+):\s+(.*)$")
+_SETAFF_RE = re.compile(r"affinity_check: tid (\d+) setaffinity (\S+)")
+_VIOL_RE = re.compile(r"affinity_check: VIOLATION tid (\d+) rseq_cpu (-?\d+) getcpu (-?\d+) "
+                      r"stat_cpu (-?\d+) mask (\S+)")
+_SWITCH_RE = re.compile(r"prev_pid=(\d+) .*==> next_comm=(\S+) next_pid=(\d+)")
+_DEACT_RE = re.compile(r"^cpu: (\d+) .*\(sched_cpu_deactivate\)")
+
+
+def _events(lines: list[str]) -> list[tuple[int, float, str, str]]:
+    """(cpu, time, event, text) of each event line of an excerpt."""
+    out = []
+    for line in lines:
+        m = _LINE_RE.search(line)
+        if m:
+            out.append((int(m.group(1)), float(m.group(2)), m.group(3), m.group(4)))
+    return out
+
+
+def stopper_race(lines: list[str]) -> dict | None:
+    """Does the trace show the mainline race of docs/stress.md (a
+    sched_setaffinity() that returned with the thread outside its new
+    mask because the destination CPU was deactivated before the stopper
+    moved it)?  Evidence required, in the excerpt of the violating thread:
+
+      * the violation's CPU C is outside the mask M, and the thread's last
+        mask change before it set M while running on C;
+      * between the thread's previous mask change and that one, the
+        stopper of C (migration/C) preempted the thread and handed C back
+        to it, and no sched_migrate_task moved the thread;
+      * a sched_cpu_deactivate() of a CPU of M began before the stopper ran.
+
+    Returns what was found, or None when any piece is missing."""
+    ev = _events(lines)
+    viol = next(((i, e) for i, e in enumerate(ev) if _VIOL_RE.search(e[3])), None)
+    if viol is None:
+        return None
+    vi, (vcpu, vtime, _, vtext) = viol
+    vm = _VIOL_RE.search(vtext)
+    assert vm is not None
+    tid, mask_text = vm.group(1), vm.group(5)
+    mask = set(topology.parse_cpulist(mask_text))
+    cpu = int(vm.group(3))
+    if cpu in mask:
+        return None
+    sets = [i for i in range(vi) if (m := _SETAFF_RE.search(ev[i][3])) and m.group(1) == tid]
+    if not sets:
+        return None
+    last = sets[-1]
+    m = _SETAFF_RE.search(ev[last][3])
+    if m is None or m.group(2) != mask_text or ev[last][0] != cpu:
+        return None
+    prev = sets[-2] if len(sets) > 1 else -1
+    stopper = None
+    for i in range(last - 1, prev, -1):
+        c, t, name, text = ev[i]
+        if name == "sched_migrate_task" and f"pid={tid} " in text:
+            return None
+        sw = _SWITCH_RE.search(text) if name == "sched_switch" else None
+        if sw and c == cpu and sw.group(1) == tid and sw.group(2) == f"migration/{cpu}":
+            stopper = i
+            break
+    if stopper is None:
+        return None
+    deact = [(ev[i][1], int(d.group(1))) for i in range(stopper)
+             if ev[i][2] == "cpuhp_enter" and (d := _DEACT_RE.search(ev[i][3]))
+             and int(d.group(1)) in mask]
+    if not deact:
+        return None
+    return {"tid": int(tid), "cpu": cpu, "mask": mask_text,
+            "deactivated_cpu": deact[-1][1], "deactivate_time": deact[-1][0],
+            "stopper_time": ev[stopper][1], "setaffinity_time": ev[last][1],
+            "violation_time": vtime}
 
 
 def trace_moves(lines: list[str]) -> list[dict]:

@@ -312,3 +312,38 @@ def test_steal_off_drops_the_steal_minimum_and_reaches_the_script():
     assert "\nSTEAL_MODE=off\n" in stress.script(p)
     with pytest.raises(Exception):
         stress.params_for(stress.topology.get("2x2x2"), 60, steal="sometimes")
+
+
+def real_excerpt() -> list[str]:
+    """The excerpt of a failing 2x2x2 run on the debug kernel before the
+    __migrate_task() fix (2026-11-25, 300 s, tid 10280)."""
+    from pathlib import Path
+    text = (Path(__file__).parent / "data" / "stress-affinity-trace.txt").read_text()
+    return stress.affinity_excerpt(text)
+
+
+def test_stopper_race_found_in_the_real_trace():
+    race = stress.stopper_race(real_excerpt())
+    assert race == {"tid": 10280, "cpu": 0, "mask": "1-3", "deactivated_cpu": 1,
+                    "deactivate_time": 249.626028, "stopper_time": 249.626195,
+                    "setaffinity_time": 249.626462, "violation_time": 249.890391}
+    # its last move put it on cpu 0 (mask {0}); nothing moved it after it set 1-3
+    moves = stress.trace_moves(real_excerpt())
+    assert (moves[-1]["time"], moves[-1]["dest_cpu"]) == (249.543415, 0)
+    assert "migration_cpu_stop" in moves[-1]["stack"]
+    assert not any("steal_from" in m["stack"] for m in moves)
+
+
+@pytest.mark.parametrize("drop", ["(sched_cpu_deactivate)", "next_comm=migration/0"])
+def test_stopper_race_needs_every_piece_of_evidence(drop):
+    lines = [l for l in real_excerpt() if drop not in l]
+    assert stress.stopper_race(lines) is None
+
+
+def test_stopper_race_not_claimed_when_the_thread_was_moved():
+    lines = real_excerpt()
+    at = next(i for i, l in enumerate(lines) if "tid 10280 setaffinity 1-3" in l
+              and "249.626462" in l)
+    moved = ("     migration/0-17      [000] d..3.   249.626300: sched_migrate_task: "
+             "comm=affinity_check pid=10280 prio=120 orig_cpu=0 dest_cpu=2")
+    assert stress.stopper_race(lines[:at] + [moved] + lines[at:]) is None
