@@ -68,7 +68,10 @@ What is assumed before the state is known:
 Lost events fail the analysis (`LostEvents`): a ``CPU:N [LOST M EVENTS]``
 line, a ``##### CPU N buffer started ####`` line (ftrace prints it only
 after an overrun) or a header whose entries-in-buffer is below
-entries-written.  Events that contradict the model (a switch whose
+entries-written; `check_stats` does the same for per_cpu/cpuN/stats, the
+only place that shows events dropped with options/overwrite off.
+Timestamps must be seconds.microseconds (a nanosecond trace clock; use
+``global`` so that lines of different CPUs merge in causal order).  Events that contradict the model (a switch whose
 prev_pid is not what the CPU was running, a running task migrated) are
 counted in `Waste.inconsistencies`; on a complete trace it is 0.
 
@@ -282,6 +285,29 @@ def check_header(line: str) -> Optional[int]:
     return int(m.group(3))
 
 
+_STATS_CPU = re.compile(r"cpu(\d+)")
+_STATS_LOSS = re.compile(r"^(overrun|commit overrun|dropped events): (\d+)", re.M)
+
+
+def check_stats(text: str) -> None:
+    """Raise LostEvents when per_cpu/cpuN/stats show an overrun (the writer
+    lapped the reader: events overwritten) or dropped events (a full
+    buffer with options/overwrite off drops new events, and the trace text
+    says nothing of it).  `text`: the stats files one after another, each
+    after a line naming its path (``==> /sys/kernel/tracing/per_cpu/cpu3/stats``,
+    as `head` prints them), or a single file."""
+    cpu: Optional[int] = None
+    for line in text.splitlines():
+        if not line.startswith(("overrun", "commit overrun", "dropped events")):
+            m = _STATS_CPU.search(line)
+            if m and ("stats" in line or line.startswith("==")):
+                cpu = int(m.group(1))
+            continue
+        m = _STATS_LOSS.match(line)
+        if m and int(m.group(2)) > 0:
+            raise LostEvents(cpu, int(m.group(2)), f"per_cpu stats: {line.strip()}")
+
+
 def parse_line(line: str) -> Optional[Event]:
     """One event, or None for a line that is not one of KNOWN_EVENTS (a
     comment, a stack trace, another event).  Raises LostEvents on a lost
@@ -437,11 +463,11 @@ class Waste:
         """A few lines of text."""
         pct = 100 / self.cpu_time
         lines = [
-            f"window {self.start:.6f}-{self.end:.6f} s ({self.window:.3f} s), "
-            f"{len(self.cpus)} CPUs, CPU time {self.cpu_time:.3f} s, {self.events} events",
-            f"idle {self.idle_total:.3f} s ({self.idle_total * pct:.1f}%), "
-            f"run delay {self.run_delay:.3f} s over {self.waits} waits",
-            "wasted: " + ", ".join(f"{lv} {self.wasted[lv]:.4f} s ({self.wasted[lv] * pct:.2f}%)"
+            f"window {self.start:.6f}-{self.end:.6f} s ({self.window:.6f} s), "
+            f"{len(self.cpus)} CPUs, CPU time {self.cpu_time:.6f} s, {self.events} events",
+            f"idle {self.idle_total:.6f} s ({self.idle_total * pct:.1f}%), "
+            f"run delay {self.run_delay:.6f} s over {self.waits} waits",
+            "wasted: " + ", ".join(f"{lv} {self.wasted[lv]:.6f} s ({self.wasted[lv] * pct:.2f}%)"
                                    for lv in LEVELS),
             "  per LLC: " + ", ".join(f"{k} {100 * v:.2f}%"
                                       for k, v in self.llc_fraction().items()),
@@ -449,7 +475,7 @@ class Waste:
                                                        for k, v in self.histogram.items())
             + "; " + ", ".join(f"{k} {v:.1f}" for k, v in self.percentiles_us.items()) + " us",
             "  began by: " + ", ".join(
-                f"{k} {self.began[k]:.4f} s ({self.began[k] * pct:.2f}%, "
+                f"{k} {self.began[k]:.6f} s ({self.began[k] * pct:.2f}%, "
                 f"{self.began_episodes[k]} episodes)" for k in KINDS),
         ]
         notes = []

@@ -438,7 +438,7 @@ def test_as_dict_is_json_and_format_says_the_numbers():
     assert d["llc_fraction"] == {"0": pytest.approx(0.225), "1": pytest.approx(0.0)}
     assert d["histogram"]["0.1-1ms"] == 3 and d["began_episodes"]["arrival"] == 3
     text = w.format()
-    assert "llc 0.0009 s (11.25%)" in text and "0 22.50%" in text
+    assert "llc 0.000900 s (11.25%)" in text and "0 22.50%" in text
     assert "3 episodes" in text and "taken as idle" in text
 
 
@@ -501,3 +501,43 @@ def test_200k_events_in_a_few_seconds():
     assert w.inconsistencies == 0
     assert 0 < w.wasted["llc"] <= w.wasted["node"] <= w.wasted["machine"] <= w.idle_total
     assert took < 20, f"{took:.1f} s for {w.events} events"
+
+
+def test_reads_an_open_file_and_parse_numbers_lines():
+    import io
+    w = waste.analyse(io.StringIO(same_llc().text()), T222)    # lines keep their "\n"
+    assert w.wasted["llc"] == us(900)
+    events = list(waste.parse(same_llc().text().splitlines()))
+    assert [e.name for e in events[:3]] == ["tracing_mark_write", "sched_wakeup", "sched_switch"]
+    with pytest.raises(LostEvents) as e:
+        list(waste.parse(["# x", "CPU:0 [LOST 3 EVENTS]"]))
+    assert e.value.lineno == 2 and e.value.count == 3
+
+
+def test_a_cpu_not_seen_within_the_lookahead_is_taken_as_idle():
+    # CPU 5 runs D all along but records its first line (a marker) at 500.
+    t = Trace({0: A, 5: D}).wakeup(100, 0, B, 0).mark(500, 5, "late")
+    t.switch(600, 0, "S", B).switch(1000, 0, "S", 0)
+    # looking ahead far enough: CPU 5 busy from 0, so only CPUs 4, 6, 7 are
+    # machine-wasted beside 1-3: 6 x 500 (B waits 100..600) = 3000
+    w = t.analyse()
+    assert w.wasted["machine"] == us(3000) and w.idle[5] == us(0)
+    assert 5 not in w.assumed_idle_cpus and w.inconsistencies == 0
+    # with a 2-event lookahead CPU 5 is assumed idle (and wasted 100..600);
+    # its marker then contradicts that: 1 inconsistency
+    w = waste.Analyser(T222, lookahead=2).feed_lines(t.text().splitlines()).finish()
+    assert 5 in w.assumed_idle_cpus and w.inconsistencies == 1
+    assert w.wasted["machine"] == us(3500)
+
+
+def test_per_cpu_stats_with_overruns_or_drops_fail():
+    good = ("==> /sys/kernel/tracing/per_cpu/cpu0/stats <==\nentries: 10\noverrun: 0\n"
+            "commit overrun: 0\nbytes: 640\noldest event ts:    12.000001\nnow ts:    13.5\n"
+            "dropped events: 0\nread events: 0\n")
+    waste.check_stats(good + good.replace("cpu0", "cpu1"))
+    with pytest.raises(LostEvents) as e:
+        waste.check_stats(good + good.replace("cpu0", "cpu1").replace("dropped events: 0",
+                                                                     "dropped events: 7"))
+    assert (e.value.cpu, e.value.count) == (1, 7)
+    with pytest.raises(LostEvents):
+        waste.check_stats("overrun: 3\n")
