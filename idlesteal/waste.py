@@ -71,9 +71,12 @@ after an overrun) or a header whose entries-in-buffer is below
 entries-written; `check_stats` does the same for per_cpu/cpuN/stats, the
 only place that shows events dropped with options/overwrite off.
 Timestamps must be seconds.microseconds (a nanosecond trace clock; use
-``global`` so that lines of different CPUs merge in causal order).  Events that contradict the model (a switch whose
-prev_pid is not what the CPU was running, a running task migrated) are
-counted in `Waste.inconsistencies`; on a complete trace it is 0.
+``global`` so that lines of different CPUs merge in causal order).
+Events that contradict the model (a switch whose prev_pid is not what
+the CPU was running, a task switched in that was not woken or not moved
+there, a running task migrated) are counted in `Waste.inconsistencies`:
+0 on a complete trace; lines of two CPUs with the same microsecond can
+merge out of causal order and add a few.
 
 Cost: one regex match per line, O(1) work per event except when a
 domain's count of unpinned waiters goes between 0 and 1 (its CPUs are
