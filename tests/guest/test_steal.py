@@ -70,7 +70,7 @@ def steal_run(guest):
 
 
 def test_kunit_suites_pass(steal_run):
-    """sparsemask (patch 1) and the cost gate of try_steal() (patch 7), among
+    """sparsemask (patch 2) and the cost gate of try_steal() (patch 8), among
     them a CPU that a spike in search cost gated off and that resumes."""
     suites = ktap.check(steal_run.console.read_text(errors="replace"),
                         ["sched_sparsemask", "sched_steal_cost"])
