@@ -5,7 +5,7 @@ vm.run_script() keeps build/runs/<id>/ with run.sh, output.log (the
 script's output), console.log, qemu.cmd and run.json (vm.RUN_META): what
 the run was.  Two kinds are known:
 
-    {"kind": "stress", "preset": NAME, "seconds": N, "variant": V}
+    {"kind": "stress", "preset": NAME, "seconds": N, "variant": V, "steal": MODE}
         written by stress.run(); judged again with stress.reevaluate() and
         written with stress.write_summary() (kernel errors on the console,
         a failed or truncated script: a FAIL in the summary).
@@ -88,6 +88,10 @@ def collect_stress(run_dir: Path, meta: dict[str, Any], outdir: Path | None) -> 
     preset = _field(meta, "preset", str, run_dir)
     seconds = _field(meta, "seconds", int, run_dir)
     variant = meta.get("variant") or stress.VARIANT
+    steal = meta.get("steal") or "toggle"      # runs kept before --steal existed
+    if steal not in stress.STEAL_MODES:
+        raise CollectError(f"{run_dir / vm.RUN_META}: steal mode {steal!r}, expected one of "
+                           f"{', '.join(stress.STEAL_MODES)}")
     try:
         topology.get(preset)
     except HarnessError as e:
@@ -100,7 +104,7 @@ def collect_stress(run_dir: Path, meta: dict[str, Any], outdir: Path | None) -> 
                            f"(see {run_dir / 'console.log'})")
     try:
         s = stress.reevaluate(run_dir, preset, seconds, variant=str(variant),
-                              note=f"collected from {run_dir}")
+                              note=f"collected from {run_dir}", steal=steal)
     except (ValueError, KeyError, IndexError) as e:
         raise CollectError(f"{out}: does not parse as stress output "
                            f"({type(e).__name__}: {e})") from None

@@ -771,7 +771,7 @@ def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
             try:
                 res = vm.run_script(script(p), preset, kernel, initrd, timeout=timeout_for(p),
                                     name="stress", cmdline=[*CMDLINE, *(append or [])],
-                                    meta=run_meta(preset.name, seconds, variant),
+                                    meta=run_meta(preset.name, seconds, variant, p.steal),
                                     tolerate=kcsan.DATA_RACE if kcsan_races else None)
                 break
             except vm.GuestKernelError as e:
@@ -829,21 +829,22 @@ def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
     return s, path
 
 
-def run_meta(preset_name: str, seconds: int, variant: str) -> dict:
+def run_meta(preset_name: str, seconds: int, variant: str, steal: str = "toggle") -> dict:
     """What run() keeps as the run directory's run.json (vm.RUN_META), for
     reevaluate() / `idlesteal collect`."""
-    return {"kind": "stress", "preset": preset_name, "seconds": seconds, "variant": variant}
+    return {"kind": "stress", "preset": preset_name, "seconds": seconds, "variant": variant,
+            "steal": steal}
 
 
 def reevaluate(run_dir: Path, preset_name: str, seconds: int, *, variant: str = VARIANT,
-               note: str = "") -> dict:
+               note: str = "", steal: str = "toggle") -> dict:
     """Judge a kept run (build/runs/<id>/) again with the current rules,
     as run() would have: topology check, evaluate(), and the kernel-error
     check repeated on its console log.  A truncated output (no END marker)
     is judged on what it has and fails.  Raises OSError when output.log or
     console.log cannot be read."""
     preset = topology.get(preset_name)
-    p = params_for(preset, seconds)
+    p = params_for(preset, seconds, steal=steal)
     raw = (run_dir / "output.log").read_text(errors="replace")
     console = (run_dir / "console.log").read_text(errors="replace")
     sections = _parse_partial(raw)
