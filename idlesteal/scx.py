@@ -35,9 +35,12 @@ STATE = "/sys/kernel/sched_ext/state"
 OPS = "/sys/kernel/sched_ext/root/ops"
 
 # What sched_ext prints when it ejects a scheduler for an error, the
-# watchdog's stall among them (scx_exit_reason()); an unload says
-# "unregistered from user space", a hotplug restart "... from the main kernel".
-EJECTED = re.compile(r"sched_ext: BPF scheduler \"[\w-]+\" disabled "
+# watchdog's stall among them (scx_log_sched_disable(), scx_exit_reason());
+# an unload says "unregistered from user space", a hotplug restart "... from
+# the main kernel".  The name is anything between the quotes: the published
+# schedulers register as NAME_VERSION_TARGET ("p2dq_1.1.4_x86_64_unknown_
+# linux_gnu"), dots included; a sub-scheduler is named so by 7.2.
+EJECTED = re.compile(r"sched_ext: BPF (?:sub-)?scheduler \"([^\"\n]+)\" disabled "
                      r"\((runtime error|scx_bpf_error|runnable task stall)\)")
 
 # "stats steals=1 failed=2 ... steal=on" (scx_idlesteal.c, print_stats())

@@ -65,3 +65,38 @@ def test_scx_variant_fragment_asks_for_btf_and_sched_ext():
 def test_vendored_pahole_source_is_the_pinned_one():
     from idlesteal.util import sha256_file
     assert sha256_file(pahole.TARBALL) == pahole.SHA256
+
+
+# Console lines as sched_ext prints them (scx_log_sched_disable(): pr_err for an
+# error exit, pr_info otherwise), with the names the schedulers register under.
+P2DQ = "p2dq_1.1.4_x86_64_unknown_linux_gnu"
+EJECT_CONSOLE = f"""[   41.207310] sched_ext: BPF scheduler "{P2DQ}" enabled
+[   52.118004] sched_ext: BPF scheduler "{P2DQ}" disabled (runtime error)
+[   52.118190] sched_ext: {P2DQ}: SCX_DSQ_LOCAL[_ON] target CPU 3 not allowed for hackbench[412]
+"""
+
+
+@pytest.mark.parametrize("name", [P2DQ, "bpfland_1.1.4_x86_64_unknown_linux_gnu",
+                                  "cosmos_1.1.7_x86_64_unknown_linux_gnu", "idlesteal",
+                                  "simple"])
+@pytest.mark.parametrize("reason", ["runtime error", "scx_bpf_error", "runnable task stall"])
+def test_ejected_matches_every_scheduler_name(name, reason):
+    line = f'[   52.1] sched_ext: BPF scheduler "{name}" disabled ({reason})'
+    m = scx.EJECTED.search(line)
+    assert m and m.group(1) == name and m.group(2) == reason
+
+
+def test_ejected_finds_a_peer_runtime_error_on_the_console():
+    m = scx.EJECTED.search(EJECT_CONSOLE)
+    assert m and m.group(1) == P2DQ and m.group(2) == "runtime error"
+    sub = 'sched_ext: BPF sub-scheduler "idlesteal" disabled (scx_bpf_error)'
+    assert scx.EJECTED.search(sub)
+
+
+@pytest.mark.parametrize("reason", ["unregistered from user space",
+                                    "unregistered from the main kernel",
+                                    "unregistered from BPF", "disabled by sysrq-S"])
+def test_ejected_ignores_unloads_and_restarts(reason):
+    console = f'sched_ext: BPF scheduler "{P2DQ}" enabled\n' \
+              f'sched_ext: BPF scheduler "{P2DQ}" disabled ({reason})\n'
+    assert not scx.EJECTED.search(console)
