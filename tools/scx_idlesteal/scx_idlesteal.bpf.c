@@ -5,7 +5,9 @@
  * Each CPU has a queue of its own (a DSQ whose id is the CPU number), in
  * weighted vtime order.  A waking task goes to an idle CPU if
  * scx_bpf_select_cpu_dfl() finds one, otherwise to the queue of the CPU it
- * last ran on.  A CPU whose queue holds a waiting task is "overloaded" and is
+ * last ran on; a sync wakeup placed on the waker's busy CPU goes ahead of
+ * that CPU's queue only while the queue is empty (idlesteal_select_cpu()).
+ * A CPU whose queue holds a waiting task is "overloaded" and is
  * marked in its LLC's overload mask: one 64-bit word per 8 positions in the
  * LLC, each word on a cache line of its own (the kernel series' sparsemask,
  * density 3), indexed by a CPU's position in its LLC.
@@ -23,7 +25,9 @@
  * When a task is queued behind another on a busy CPU, an idle CPU of the
  * same LLC that may run it is kicked, so that it steals: sched_ext does not
  * call ops.dispatch() on an idle CPU by itself.  This plays the part of the
- * kernel's nohz idle balancer for the series.
+ * kernel's nohz idle balancer for the series.  A CPU does not go idle with a
+ * task in its own queue: it looks again after a failed steal (which dropped
+ * its rq lock) and kicks itself from ops.update_idle().
  *
  * With -n (or nearest_llc), a CPU whose own LLC has nothing to give also
  * tries the other LLCs of its NUMA node.
@@ -84,6 +88,9 @@ enum stat_idx {
 	IDLESTEAL_STAT_QUEUED,		/* tasks queued on a CPU's own queue */
 	IDLESTEAL_STAT_REMOTE_LLC,	/* stolen from another LLC of the node */
 	IDLESTEAL_STAT_GLOBAL,		/* queued globally: own CPU not allowed, none idle */
+	IDLESTEAL_STAT_SYNC_QUEUED,	/* sync wakees queued behind the waker's waiters */
+	IDLESTEAL_STAT_RECHECK,		/* own tasks found after a failed steal */
+	IDLESTEAL_STAT_IDLE_KICK,	/* CPUs that went idle with their queue not empty */
 	IDLESTEAL_NR_STATS,
 };
 
@@ -207,10 +214,31 @@ s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 	s32 cpu;
 
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (is_idle) {
-		stat_add(IDLESTEAL_STAT_LOCAL, 1);
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice(), 0);
+	if (!is_idle)
+		return cpu;
+
+	/*
+	 * On a WAKE_SYNC wakeup scx_bpf_select_cpu_dfl() also returns the
+	 * waker's own CPU, which is busy, when its local DSQ is empty and some
+	 * CPU elsewhere is idle.  Inserting into SCX_DSQ_LOCAL there starves
+	 * that CPU's own queue: in a pipe or socket ping-pong the local DSQ is
+	 * never empty at a scheduling point, so ops.dispatch() is not called
+	 * and what waits in the queue, tasks pinned to that CPU included
+	 * (which no other CPU may steal), waits until the chain breaks or the
+	 * watchdog ejects the scheduler.  So the wakee goes first only when
+	 * nothing waits; otherwise ops.enqueue() queues it in vtime order
+	 * behind the waiters, and kicks an idle CPU that may steal it.  (The
+	 * global queue cannot be counted from BPF; every CPU that dispatches
+	 * consumes it, so a chain on one CPU does not hold it up.)
+	 */
+	if ((wake_flags & SCX_WAKE_SYNC) && cpu == bpf_get_smp_processor_id() &&
+	    scx_bpf_dsq_nr_queued(cpu) > 0) {
+		stat_add(IDLESTEAL_STAT_SYNC_QUEUED, 1);
+		return cpu;
 	}
+
+	stat_add(IDLESTEAL_STAT_LOCAL, 1);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice(), 0);
 	return cpu;
 }
 
@@ -290,6 +318,13 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
  * p->scx.runnable_at, which sched_ext sets (in jiffies) when a task starts
  * waiting and resets when it runs; ties go to the earlier in vtime order.
  * Two passes: a task can only be moved while its queue is being iterated.
+ *
+ * The second pass checks the mask again: an affinity change between the
+ * passes dequeues and requeues the task, possibly in the same queue, and
+ * the second iteration, begun after that, would move it to a CPU it may no
+ * longer run on, which sched_ext treats as a scheduler bug ("target CPU not
+ * allowed") and ejects the scheduler.  A change after the second check is
+ * safe: the requeued task is newer than the iteration, and the move fails.
  */
 static bool steal_from(s32 cpu, s32 victim)
 {
@@ -315,7 +350,8 @@ static bool steal_from(s32 cpu, s32 victim)
 	bpf_for_each(scx_dsq, p, victim, 0) {
 		if (p->pid != pid)
 			continue;
-		moved = scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0);
+		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			moved = scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0);
 		break;
 	}
 	if (moved)
@@ -504,6 +540,20 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 
 	stat_add(IDLESTEAL_STAT_SEARCH_NS, cost);
 	stat_add(stolen ? IDLESTEAL_STAT_STEAL : IDLESTEAL_STAT_FAILED, 1);
+	if (stolen)
+		return;
+
+	/*
+	 * Moving a task from a victim's queue drops this CPU's rq lock.  A
+	 * task queued here meanwhile found this CPU not idle, so nobody kicked
+	 * it, and if this CPU came here from idle it goes back to idle without
+	 * ops.update_idle() being called: look at the own queue again, now
+	 * that the lock is held.
+	 */
+	if (scx_bpf_dsq_move_to_local(cpu, 0)) {
+		stat_add(IDLESTEAL_STAT_RECHECK, 1);
+		refresh_overloaded(cpu);
+	}
 }
 
 void BPF_STRUCT_OPS(idlesteal_update_idle, s32 cpu, bool idle)
@@ -515,6 +565,18 @@ void BPF_STRUCT_OPS(idlesteal_update_idle, s32 cpu, bool idle)
 		return;
 	if (idle) {
 		cctx->idle_at = now;
+		/*
+		 * The interlock with ops.enqueue() (see __scx_update_idle()):
+		 * the kernel sets the idle bit before calling this, so either
+		 * an enqueue saw this CPU idle and kicked it, or this sees the
+		 * task it queued.  A task can be queued here without this
+		 * CPU's rq lock (the kernel's global-queue pass after
+		 * ops.dispatch() drops it): wake up and dispatch it.
+		 */
+		if (scx_bpf_dsq_nr_queued(cpu) > 0) {
+			stat_add(IDLESTEAL_STAT_IDLE_KICK, 1);
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		}
 	} else if (cctx->idle_at) {
 		update_avg(&cctx->avg_idle, now - cctx->idle_at);
 		cctx->idle_at = 0;

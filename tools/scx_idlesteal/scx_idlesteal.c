@@ -30,12 +30,13 @@ enum stat_idx {
 	IDLESTEAL_STAT_STEAL, IDLESTEAL_STAT_FAILED, IDLESTEAL_STAT_SEARCH_NS,
 	IDLESTEAL_STAT_GATED, IDLESTEAL_STAT_KICK, IDLESTEAL_STAT_LOCAL,
 	IDLESTEAL_STAT_QUEUED, IDLESTEAL_STAT_REMOTE_LLC, IDLESTEAL_STAT_GLOBAL,
+	IDLESTEAL_STAT_SYNC_QUEUED, IDLESTEAL_STAT_RECHECK, IDLESTEAL_STAT_IDLE_KICK,
 	IDLESTEAL_NR_STATS,
 };
 
 static const char *const stat_names[IDLESTEAL_NR_STATS] = {
 	"steals", "failed", "search_ns", "gated", "kicks", "local", "queued",
-	"remote_llc", "global",
+	"remote_llc", "global", "sync_queued", "recheck", "idle_kick",
 };
 
 static const char help_fmt[] =
