@@ -35,6 +35,10 @@
  * CPU hotplug restarts the scheduler (no ops.cpu_online/offline): the
  * loader re-reads the topology and loads it again, as scx_simple does.
  *
+ * The watchdog limit is 5 s (the loader's -t); ops.dump() and friends add
+ * the switches, counters, overload masks and per-CPU gate state to the
+ * debug dump sched_ext takes when it ejects the scheduler.
+ *
  * The topology comes from the loader (sysfs); see scx_idlesteal.c.
  */
 #include <scx/common.bpf.h>
@@ -51,6 +55,8 @@ char _license[] SEC("license") = "GPL";
 #define STEAL_MAX_WALK		32	/* as SCHED_NR_MIGRATE_BREAK */
 #define STEAL_COST_CLAMP_NS	500000ULL
 #define STEAL_COST_DECAY_NS	1000000000ULL
+/* The watchdog's limit on a runnable task's wait (the loader's -t). */
+#define IDLESTEAL_TIMEOUT_MS	5000
 
 /* Set by the loader before loading. */
 const volatile u32 nr_cpus = 1;
@@ -619,6 +625,94 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(idlesteal_init)
 	return 0;
 }
 
+/*
+ * Debug dump: sched_ext calls these when it ejects the scheduler (the
+ * loader prints the dump after "EXIT:"), with the kernel's own per-CPU and
+ * per-task lines around them.  What a stall report needs from us: the
+ * switches, the counters, each LLC's overload mask, and per CPU its queue,
+ * its overload bit and the state of its steal gate.
+ */
+static u64 stat_total(u32 idx)
+{
+	u64 *cnt, sum = 0;
+	u32 cpu;
+
+	bpf_for(cpu, 0, MAX_CPUS) {
+		if (cpu >= nr_cpus)
+			break;
+		cnt = bpf_map_lookup_percpu_elem(&stats, &idx, cpu);
+		if (cnt)
+			sum += *cnt;
+	}
+	return sum;
+}
+
+void BPF_STRUCT_OPS(idlesteal_dump, struct scx_dump_ctx *dctx)
+{
+	struct mask_chunk *c;
+	u32 llc, i, n;
+
+	scx_bpf_dump("idlesteal: steal=%d nearest_llc=%d slice_ns=%llu vtime_now=%llu\n",
+		     steal_enabled, nearest_llc, slice(), vtime_now);
+	scx_bpf_dump("idlesteal: steals=%llu failed=%llu gated=%llu kicks=%llu\n",
+		     stat_total(IDLESTEAL_STAT_STEAL), stat_total(IDLESTEAL_STAT_FAILED),
+		     stat_total(IDLESTEAL_STAT_GATED), stat_total(IDLESTEAL_STAT_KICK));
+	scx_bpf_dump("idlesteal: local=%llu queued=%llu global=%llu remote_llc=%llu\n",
+		     stat_total(IDLESTEAL_STAT_LOCAL), stat_total(IDLESTEAL_STAT_QUEUED),
+		     stat_total(IDLESTEAL_STAT_GLOBAL), stat_total(IDLESTEAL_STAT_REMOTE_LLC));
+	scx_bpf_dump("idlesteal: sync_queued=%llu recheck=%llu idle_kick=%llu\n",
+		     stat_total(IDLESTEAL_STAT_SYNC_QUEUED), stat_total(IDLESTEAL_STAT_RECHECK),
+		     stat_total(IDLESTEAL_STAT_IDLE_KICK));
+
+	bpf_for(llc, 0, MAX_LLCS) {
+		if (llc >= nr_llcs)
+			break;
+		scx_bpf_dump("idlesteal: llc %u node %u cpus %u overloaded positions:",
+			     llc, llc_node_of(llc), llc_nr(llc));
+		n = (llc_nr(llc) + CHUNK_BITS - 1) / CHUNK_BITS;
+		bpf_for(i, 0, MAX_CHUNKS) {
+			if (i >= n)
+				break;
+			c = MEMBER_VPTR(overload, [llc][i]);
+			if (c && c->word)
+				scx_bpf_dump(" %u+0x%llx", i * CHUNK_BITS, c->word);
+		}
+		scx_bpf_dump("\n");
+	}
+}
+
+void BPF_STRUCT_OPS(idlesteal_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
+{
+	struct cpu_ctx *cctx;
+	u32 zero = 0, llc;
+	s32 queued;
+
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		return;
+	queued = scx_bpf_dsq_nr_queued(cpu);
+	/* No output for an idle CPU with nothing queued: the kernel skips it. */
+	if (idle && queued <= 0)
+		return;
+	cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+	llc = cpu_llc_of(cpu);
+	scx_bpf_dump("idlesteal: queue=%d overloaded=%d llc=%u pos=%u\n",
+		     queued, llc < MAX_LLCS && is_overloaded(llc, cpu_pos_of(cpu)),
+		     llc, cpu_pos_of(cpu));
+	if (cctx)
+		scx_bpf_dump("idlesteal: avg_idle_ns=%llu avg_cost_ns=%llu gated=%d idle_since_ns=%llu\n",
+			     cctx->avg_idle, cctx->avg_cost, cctx->avg_idle < cctx->avg_cost,
+			     cctx->idle_at);
+}
+
+void BPF_STRUCT_OPS(idlesteal_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+
+	scx_bpf_dump("idlesteal: vtime-vtime_now=%lld allowed_on_task_cpu=%d",
+		     (s64)(p->scx.dsq_vtime - vtime_now),
+		     bpf_cpumask_test_cpu(cpu, p->cpus_ptr));
+}
+
 void BPF_STRUCT_OPS(idlesteal_exit, struct scx_exit_info *ei)
 {
 	UEI_RECORD(uei, ei);
@@ -633,6 +727,10 @@ SCX_OPS_DEFINE(idlesteal_ops,
 	       .stopping		= (void *)idlesteal_stopping,
 	       .enable			= (void *)idlesteal_enable,
 	       .init			= (void *)idlesteal_init,
+	       .dump			= (void *)idlesteal_dump,
+	       .dump_cpu		= (void *)idlesteal_dump_cpu,
+	       .dump_task		= (void *)idlesteal_dump_task,
 	       .exit			= (void *)idlesteal_exit,
 	       .flags			= SCX_OPS_KEEP_BUILTIN_IDLE,
+	       .timeout_ms		= IDLESTEAL_TIMEOUT_MS,
 	       .name			= "idlesteal");

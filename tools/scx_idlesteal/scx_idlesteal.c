@@ -43,15 +43,18 @@ static const char help_fmt[] =
 "scx_idlesteal: per-CPU vtime queues, idle CPUs steal from overloaded CPUs\n"
 "of their LLC (SMT siblings first), gated by idle time against search cost.\n"
 "\n"
-"Usage: %s [-s SLICE_US] [-n] [-o] [-v]\n"
+"Usage: %s [-s SLICE_US] [-t TIMEOUT_MS] [-n] [-o] [-v]\n"
 "\n"
-"  -s SLICE_US  time slice (default: SCX_SLICE_DFL)\n"
-"  -n           also steal from the other LLCs of the node\n"
-"  -o           start with stealing off\n"
-"  -v           print libbpf debug messages\n"
-"  -h           this help\n"
+"  -s SLICE_US    time slice (default: SCX_SLICE_DFL)\n"
+"  -t TIMEOUT_MS  sched_ext's watchdog ejects the scheduler when a runnable\n"
+"                 task waits this long (default 5000, at most 30000)\n"
+"  -n             also steal from the other LLCs of the node\n"
+"  -o             start with stealing off\n"
+"  -v             print libbpf debug messages\n"
+"  -h             this help\n"
 "\n"
-"SIGUSR1 turns stealing off, SIGUSR2 on; SIGINT/SIGTERM unload.\n";
+"SIGUSR1 turns stealing off, SIGUSR2 on; SIGINT/SIGTERM unload.  When\n"
+"sched_ext ejects it, the reason and a debug dump follow \"EXIT:\".\n";
 
 static bool verbose;
 static volatile sig_atomic_t exit_req;
@@ -285,6 +288,8 @@ int main(int argc, char **argv)
 {
 	bool start_off = false, nearest = false;
 	__u64 slice_us = 0;
+	long timeout_ms = 0;
+	unsigned int watchdog_ms;
 	struct scx_idlesteal *skel;
 	struct bpf_link *link;
 	__u64 ecode;
@@ -296,10 +301,17 @@ int main(int argc, char **argv)
 	signal(SIGUSR1, on_steal_signal);
 	signal(SIGUSR2, on_steal_signal);
 
-	while ((opt = getopt(argc, argv, "s:novh")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:novh")) != -1) {
 		switch (opt) {
 		case 's':
 			slice_us = strtoull(optarg, NULL, 0);
+			break;
+		case 't':
+			timeout_ms = strtol(optarg, NULL, 0);
+			if (timeout_ms < 1 || timeout_ms > 30000) {
+				fprintf(stderr, "scx_idlesteal: -t %s: 1 to 30000 ms\n", optarg);
+				return 1;
+			}
 			break;
 		case 'n':
 			nearest = true;
@@ -320,6 +332,9 @@ restart:
 	skel = SCX_OPS_OPEN(idlesteal_ops, scx_idlesteal);
 	if (slice_us)
 		skel->rodata->slice_ns = slice_us * 1000;
+	if (timeout_ms)
+		skel->struct_ops.idlesteal_ops->timeout_ms = timeout_ms;
+	watchdog_ms = skel->struct_ops.idlesteal_ops->timeout_ms;
 	if (load_topology(skel, libbpf_num_possible_cpus()))
 		return 1;
 	skel->data->steal_enabled = !start_off;
@@ -327,8 +342,9 @@ restart:
 
 	SCX_OPS_LOAD(skel, idlesteal_ops, scx_idlesteal, uei);
 	link = SCX_OPS_ATTACH(skel, idlesteal_ops, scx_idlesteal);
-	printf("scx_idlesteal: loaded, stealing %s%s\n", start_off ? "off" : "on",
-	       nearest ? ", nearest LLC of the node too" : "");
+	printf("scx_idlesteal: loaded, stealing %s%s, watchdog %u ms\n",
+	       start_off ? "off" : "on", nearest ? ", nearest LLC of the node too" : "",
+	       watchdog_ms);
 	fflush(stdout);
 
 	while (!exit_req && !UEI_EXITED(skel, uei)) {
