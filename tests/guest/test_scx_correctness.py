@@ -1,0 +1,184 @@
+"""scx_idlesteal's correctness fixes (issue 21, section 1), in one 2x2x2 boot
+of the `scx` kernel (docs/scx.md, "Correctness tests"):
+
+* sync wakeups: a task pinned to a CPU where a pipe ping-pong runs gets its
+  turn (workloads/syncpin.c: worst wakeup delay under 2 s over 8 s), with
+  scx_idlesteal still in charge afterwards.  Before the fix the wakee always
+  went to the waker's local DSQ and the pinned task waited until the
+  ping-pong ended (or sched_ext's watchdog ejected the scheduler);
+* affinity churn during steals: hackbench runs in a loop while
+  workloads/affinity_churn.c gives its tasks random masks as fast as it can
+  and affinity_check checks that no task runs outside its mask: no task
+  outside its mask, the scheduler steals and is never ejected ("target CPU
+  not allowed" was the failure: the second steal pass did not look at the
+  mask again);
+* the watchdog limit and the debug dump: loaded with -t 1000 (a 1 s limit)
+  and -s 3000000 (3 s slices), two spinners pinned to one CPU make one of
+  them wait 3 s: it is ejected for a runnable task stall and its loader prints sched_ext's debug dump with ours in it.  This
+  part ejects the scheduler on purpose, last in the boot, after a marker on
+  the console; every other part is checked for ejections before it.
+
+IDLESTEAL_TEST_SCX_IDLESTEAL=PATH runs them against another build of the
+loader (e.g. one of an older commit, to see them fail).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from idlesteal import image, scx, topology, vm
+
+from .conftest import kernel_for, no_build
+
+pytestmark = pytest.mark.guest
+
+SYNC_CPU = 5
+SYNC_SECONDS = 8
+SYNC_BOUND_MS = 2000.0
+CHURN_SECONDS = 20
+MARK = "idlesteal-test: deliberate stall from here"
+
+SCRIPT = f"""
+section topology
+{topology.GUEST_SNIPPET.strip()}
+# scx_end: unload if the loader still runs; if sched_ext ejected it, it has
+# exited already: its exit status, and say so.
+scx_end() {{
+    if kill -0 "$scx_pid" 2>/dev/null; then
+        scx_stop
+    else
+        _rc=0; wait "$scx_pid" || _rc=$?
+        echo "rc $_rc"
+        echo "loader exited"
+    fi
+}}
+after() {{ echo "after $(cat {scx.STATE}) $(cat {scx.OPS} 2>/dev/null)"; }}
+
+section sync
+scx_start /tmp/sync.log scx_idlesteal
+syncpin -c {SYNC_CPU} -d {SYNC_SECONDS} || echo "syncpin rc $?"
+after
+scx_end
+cat /tmp/sync.log
+
+section churn
+scx_start /tmp/churn.log scx_idlesteal
+(while [ ! -e /tmp/churn.stop ]; do hackbench -g 4 -l 200 >/dev/null; done) &
+hb=$!
+affinity_churn -d {CHURN_SECONDS} -t 2 hackbench > /tmp/churn.out 2>&1 &
+ch=$!
+affinity_check -t 8 -d {CHURN_SECONDS} -c 20 > /tmp/check.out 2>&1 || echo "affinity_check rc $?"
+wait $ch || echo "affinity_churn rc $?"
+touch /tmp/churn.stop
+wait $hb
+after
+scx_end
+cat /tmp/churn.log
+section churn_out
+cat /tmp/churn.out
+section check_out
+tail -n 5 /tmp/check.out
+
+section dump
+echo "{MARK}" > /dev/console
+scx_start /tmp/dump.log scx_idlesteal -t 1000 -s 3000000 || echo "not in charge"
+taskset -c 3 sh -c 'while :; do :; done' &
+s1=$!
+taskset -c 3 sh -c 'while :; do :; done' &
+s2=$!
+i=0
+while kill -0 "$scx_pid" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+kill $s1 $s2
+wait $s1 $s2 2>/dev/null
+scx_end
+echo "state $(cat {scx.STATE})"
+cat /tmp/dump.log
+"""
+
+
+def loader() -> Path:
+    other = os.environ.get("IDLESTEAL_TEST_SCX_IDLESTEAL")
+    if other:
+        return Path(other)
+    if no_build():
+        return scx.binary("scx_idlesteal")
+    return scx.build_schedulers(names=("scx_idlesteal",))["scx_idlesteal"]
+
+
+@pytest.fixture(scope="module")
+def run() -> vm.RunResult:
+    kernel = kernel_for(scx.VARIANT)
+    initrd = image.build_base(files=scx.image_files({"scx_idlesteal": loader()}))
+    preset = topology.get("2x2x2")
+    res = vm.run_script(SCRIPT, preset, kernel, initrd, timeout=600, name="scx-correctness")
+    topology.verify(preset, res.sections["topology"])
+    return res
+
+
+def lines(res: vm.RunResult, section: str) -> list[str]:
+    return [l.strip() for l in res.sections[section].splitlines() if l.strip()]
+
+
+def result(res: vm.RunResult, section: str) -> dict:
+    rows = [l for l in lines(res, section) if l.startswith("RESULT ")]
+    assert rows, res.sections[section]
+    return json.loads(rows[-1][len("RESULT "):])
+
+
+def still_in_charge(res: vm.RunResult, section: str) -> None:
+    got = lines(res, section)
+    assert "after enabled idlesteal" in got, got
+    assert "rc 0" in got and "state disabled" in got and "loader exited" not in got, got
+
+
+def console_before_mark(res: vm.RunResult) -> str:
+    text = res.console.read_text(errors="replace")
+    assert MARK in text, "the dump section's marker is not on the console"
+    return text[:text.index(MARK)]
+
+
+def test_pinned_task_runs_beside_a_sync_ping_pong(run):
+    r = result(run, "sync")
+    assert r["roundtrips"] > 1000, r          # the ping-pong ran
+    assert r["probe_max_delay_ms"] < SYNC_BOUND_MS, r
+    assert r["probe_wakeups"] > 100, r          # 10 ms sleeps for 8 s: up to 800
+    still_in_charge(run, "sync")
+    final = scx.final_stats(run.sections["sync"])
+    assert int(final["sync_queued"]) > 0, final   # the fixed path was taken
+
+
+def test_affinity_churn_during_steals(run):
+    churn = result(run, "churn_out")
+    assert churn["changes"] > 1000 and churn["tasks_seen"] > 40 and churn["failures"] == 0, churn
+    check = result(run, "check_out")
+    assert check["violations"] == 0 and check["checks"] > 0, check
+    got = lines(run, "churn")
+    assert not [l for l in got if l.startswith(("affinity_check rc", "affinity_churn rc"))], got
+    still_in_charge(run, "churn")
+    assert int(scx.final_stats(run.sections["churn"])["steals"]) > 0
+
+
+def test_no_ejection_before_the_deliberate_stall(run):
+    before = console_before_mark(run)
+    assert not scx.EJECTED.search(before), scx.EJECTED.search(before)
+    assert "runnable task stall" not in before
+
+
+def test_watchdog_limit_and_debug_dump(run):
+    text = run.sections["dump"]
+    assert "watchdog 1000 ms" in text, text[-2000:]
+    assert "EXIT: runnable task stall" in text, text[-2000:]
+    assert "DEBUG DUMP" in text, text[-2000:]
+    dump = text[text.index("DEBUG DUMP"):]
+    for want in ("idlesteal: steal=1", "idlesteal: steals=", "idlesteal: llc 0 ",
+                 "idlesteal: queue=", "idlesteal: avg_idle_ns=", "allowed_on_task_cpu=1"):
+        assert want in dump, (want, dump[:3000])
+    ejected = scx.EJECTED.search(run.console.read_text(errors="replace"))
+    assert ejected and ejected.group(1) == "idlesteal", ejected
+
+
+def test_default_watchdog_limit_is_5_s(run):
+    assert "watchdog 5000 ms" in run.sections["sync"], run.sections["sync"][-2000:]
