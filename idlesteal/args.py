@@ -288,6 +288,11 @@ def steal_mode(text: str) -> str:
     return _one_of(stress.STEAL_MODES, "a steal mode")(text)
 
 
+def waste_mode(text: str) -> str:
+    from . import tracerun
+    return _one_of(tracerun.MODES, "a waste mode")(text)
+
+
 def _variants() -> list[str]:
     from . import build
     return list(build.variants())

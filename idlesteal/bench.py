@@ -5,7 +5,8 @@ A then B, or B then A on odd repetitions when alternating), `script()` turns
 the plan into the guest's /run.sh, and `collect()` turns the guest's
 sections back into per-run measurements: the workload's metrics, %busy from
 /proc/stat, the /proc/schedstat and sched/debug deltas (steals, their cost, newidle
-balancing) and newidle balance's own cost estimate from debugfs.
+balancing), newidle balance's own cost estimate from debugfs, and the
+wasted CPU time of each traced run (idlesteal/tracerun.py, waste.py).
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import build, image, procstat, report, schedstat, stress, topology, vm
+from . import build, image, procstat, report, schedstat, stress, topology, tracerun, vm
+from . import waste as wst
 from . import workload as wl
 from .util import HarnessError, ParseError, log
 
@@ -63,8 +65,12 @@ class BenchSpec:
     custom: dict | None = None
     # Host files for the guest image, "HOST:GUEST" (image.parse_file_spec()).
     files: list[str] = field(default_factory=list)
+    # Which sides are traced for the wasted-CPU-time measure (tracerun.MODES).
+    waste: str = "both"
 
     def __post_init__(self) -> None:
+        if self.waste not in tracerun.MODES:
+            raise HarnessError(f"waste mode {self.waste!r}: one of {', '.join(tracerun.MODES)}")
         if self.custom is not None:
             self.workload = wl.from_json(self.custom).name   # checks the definition
 
@@ -91,7 +97,9 @@ class BenchSpec:
                        alternate=bool(d["alternate"]), warmup=int(d["warmup"]),
                        extra_args=list(d["extra_args"]), workload=d["workload"],
                        custom=dict(d["custom"]) if d.get("custom") is not None else None,
-                       files=[str(f) for f in d.get("files", [])])
+                       files=[str(f) for f in d.get("files", [])],
+                       # runs kept before the measure existed traced nothing
+                       waste=str(d.get("waste", "off")))
         except (KeyError, TypeError, ValueError, HarnessError) as e:
             raise BenchParseError(f"not a bench spec ({type(e).__name__}: {e}): {d!r}") from None
 
@@ -108,8 +116,14 @@ def plan(spec: BenchSpec) -> list[Run]:
     return runs
 
 
-def script(spec: BenchSpec, runs: list[Run]) -> str:
-    """The guest script: topology, then each run with before/after snapshots."""
+def traced(spec: BenchSpec, run: Run) -> bool:
+    """Whether `run` is traced for the wasted-CPU-time measure (warm-ups never)."""
+    return not run.warmup and tracerun.traced(spec.waste, run.side)
+
+
+def script(spec: BenchSpec, runs: list[Run], ncpus: int = 8, mem_mb: int = 1024) -> str:
+    """The guest script: topology, then each run with before/after snapshots
+    (and, for traced runs, the scheduler trace of the run itself)."""
     # sched/verbose makes the kernel create sched/domains/ (newidle cost).
     lines = ["echo 1 > /sys/kernel/debug/sched/verbose 2>/dev/null || :",
              "section meta", "uname -a", "cat /proc/cmdline", "nproc",
@@ -118,6 +132,8 @@ def script(spec: BenchSpec, runs: list[Run]) -> str:
              "section topology", topology.GUEST_SNIPPET.strip()]
     w = spec.wl
     lines += [f"command -v {w.binary} >/dev/null || fail '{w.binary} is not in the guest image'"]
+    if any(traced(spec, r) for r in runs):
+        lines += tracerun.setup(ncpus, mem_mb)
     for r in runs:
         side = spec.side(r.side)
         cmd = shlex.join(spec.command(r.level))
@@ -129,12 +145,18 @@ def script(spec: BenchSpec, runs: list[Run]) -> str:
             f"section {r.tag}.schedstat.before", "schedsnap",
             f"section {r.tag}.stat.before", "cat /proc/stat",
             f"section {r.tag}.output",
-            f"{cmd} 2>&1 || fail '{w.name} failed in run {r.index}'",
+        ]
+        run = [f"{cmd} 2>&1 || fail '{w.name} failed in run {r.index}'"]
+        traced_run = traced(spec, r)
+        lines += (["trace_on", *run, "trace_off"] if traced_run else run)
+        lines += [
             f"section {r.tag}.stat.after", "cat /proc/stat",
             f"section {r.tag}.schedstat.after", "schedsnap",
             f"section {r.tag}.newidle_cost",
             f"for f in {NEWIDLE_COST_GLOB}; do [ -r \"$f\" ] && echo \"$f $(cat \"$f\")\"; done",
         ]
+        if traced_run:
+            lines.append(f"trace_dump {r.tag}")
     lines += ["section features.final", "cat /sys/kernel/debug/sched/features",
               # The series' per-LLC overload masks must be empty once the load
               # is gone (kernels without the series have no such file).
@@ -164,6 +186,8 @@ class Measurement:
     newidle_gained: float
     newidle_cost_ns: float  # mean over CPUs of newidle's summed per-domain cost
     cpu_ns: float         # CPU time available during the run, per CPU (/proc/stat)
+    # waste.Waste.as_dict() of the run's window; None when it was not traced
+    waste: dict | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -185,7 +209,9 @@ def parse_newidle_cost(text: str) -> float:
     return sum(per_cpu.values()) / len(per_cpu) if per_cpu else 0.0
 
 
-def measure(run: Run, spec: BenchSpec, sections: dict[str, str]) -> Measurement:
+def measure(run: Run, spec: BenchSpec, sections: dict[str, str],
+            topo: wst.Topology | None = None) -> Measurement:
+    """One run's measurement; a traced run needs the guest's topology."""
     t = run.tag
     try:
         out = sections[f"{t}.output"]
@@ -213,12 +239,47 @@ def measure(run: Run, spec: BenchSpec, sections: dict[str, str]) -> Measurement:
                        d.per_cpu("steal_failed"), d.per_cpu("steal_search_ns"),
                        d.newidle_lb / d.ncpus, d.newidle_gained / d.ncpus,
                        parse_newidle_cost(sections.get(f"{t}.newidle_cost", "")),
-                       procstat.cpu_ns(s0, s1))
+                       procstat.cpu_ns(s0, s1), _waste(run, spec, sections, topo))
 
 
-def collect(spec: BenchSpec, runs: list[Run], sections: dict[str, str]) -> list[Measurement]:
+def _waste(run: Run, spec: BenchSpec, sections: dict[str, str],
+           topo: wst.Topology | None) -> dict | None:
+    if not traced(spec, run):
+        return None
+    if topo is None:
+        raise BenchParseError(f"run {run.index}: traced, but no topology to measure it with")
+    try:
+        return tracerun.measure(sections, run.tag, topo).as_dict()
+    except HarnessError as e:
+        raise BenchParseError(f"run {run.index}: wasted-time measure: {e}") from None
+
+
+def collect(spec: BenchSpec, runs: list[Run], sections: dict[str, str],
+            topo: wst.Topology | None = None) -> list[Measurement]:
     """Measurements of the non-warm-up runs."""
-    return [measure(r, spec, sections) for r in runs if not r.warmup]
+    return [measure(r, spec, sections, topo) for r in runs if not r.warmup]
+
+
+def timelines(spec: BenchSpec, runs: list[Run], sections: dict[str, str], topo: wst.Topology,
+              outdir: Path, name: str) -> dict[str, Path]:
+    """outdir/<name>-timeline-<side>.png for each traced side: the first
+    repetition at the highest load level (CPUs as rows, time across).
+    Returns {"timeline_A": path, ...} for the pictures written."""
+    out: dict[str, Path] = {}
+    for side in ("A", "B"):
+        path = outdir / f"{name}-timeline-{side}.png"
+        pick = [r for r in runs if traced(spec, r) and r.side == side
+                and r.level == max(spec.levels)]
+        if not pick:
+            path.unlink(missing_ok=True)      # an older run set's
+            continue
+        r = pick[0]
+        tl = tracerun.timeline(sections, r.tag, topo)
+        title = (f"{name}: side {side} ({spec.side(side).name}), run {r.index}, "
+                 f"{spec.wl.name} {spec.wl.level} {r.level}")
+        if wst.plot_timeline(tl, path, title):
+            out[f"timeline_{side}"] = path
+    return out
 
 
 def run_ab(spec: BenchSpec, preset: topology.Preset, kernel: Path, variant: str,
@@ -235,13 +296,15 @@ def run_ab(spec: BenchSpec, preset: topology.Preset, kernel: Path, variant: str,
         f"{','.join(map(str, spec.levels))}, {w.size_name} {spec.size}) on {preset.name}; "
         f"A = {spec.a.name}, B = {spec.b.name}")
     build_meta, qemu = build.read_meta(variant), vm.qemu_version(preset)
-    res = vm.run_script(script(spec, runs), preset, kernel, initrd, timeout=timeout,
+    res = vm.run_script(script(spec, runs, preset.ncpus, preset.mem_mb), preset, kernel, initrd,
+                        timeout=timeout,
                         name="bench", cmdline=append.split() if append else None,
                         meta={"kind": "bench", "name": name, "preset": preset.name,
                               "variant": variant, "spec": spec.to_json(), "build": build_meta,
                               "qemu": qemu})
     preset.verify(res.sections.get("topology", ""))
-    ms = collect(spec, runs, res.sections)
+    topo = wst.from_preset(preset)
+    ms = collect(spec, runs, res.sections, topo)
     check_schedstat(res.sections, runs, preset.ncpus)
     overload = res.sections.get("overload.after", "")
     guest = {"uname": res.sections.get("meta", "").strip(), "run_dir": str(res.run_dir),
@@ -250,6 +313,7 @@ def run_ab(spec: BenchSpec, preset: topology.Preset, kernel: Path, variant: str,
              "overload_after": overload.splitlines()}
     out = report.write(name, outdir, spec, ms,
                        report.metadata(spec, preset.name, build_meta, qemu, guest))
+    out.update(timelines(spec, runs, res.sections, topo, outdir, name))
     left = overload_left(overload)
     if left:
         raise HarnessError(f"{name}: CPUs still marked overloaded after the runs: "

@@ -79,7 +79,7 @@ def _spec(a: argparse.Namespace, wname: str, levels: list[int], size: int | None
         levels=levels, size=size or 0, reps=a.reps,
         alternate=not a.no_alternate, warmup=a.warmup,
         extra_args=a.extra_args.split(), workload=wname, custom=custom,
-        files=list(files))
+        files=list(files), waste=a.waste)
     if not spec.size:
         spec.size = spec.wl.default_size
     return spec
@@ -147,7 +147,8 @@ def check_side_by_side(a: argparse.Namespace) -> None:
     path, entries = _load_suite(a, sidebyside.default_suite())
     a.contenders = sidebyside.contenders(a.sched)
     with _arg("--suite-file", str(path), "entries for side by side"):
-        a.specs = sidebyside.specs(_select(a, path, entries), a.contenders, a.reps)
+        a.specs = sidebyside.specs(_select(a, path, entries), a.contenders, a.reps,
+                                   waste=not a.no_waste)
     _tools_present(a, sorted({e.wl.binary for s in a.specs for e in s.entries
                            if e.wl.binary in image.TOOLS}))
 
@@ -292,7 +293,7 @@ def cmd_side_by_side(a: argparse.Namespace) -> int:
             failed.append(s.preset)
         else:
             print(out["table"], end="", flush=True)
-            print("wrote " + ", ".join(str(out[k]) for k in ("txt", "json", "png") if k in out))
+            print("wrote " + ", ".join(str(v) for k, v in out.items() if k != "table"))
     summary = sidebyside.write_summary(outdir, [s.preset for s in specs])
     print(f"wrote {summary}")
     if failed:
@@ -345,7 +346,8 @@ def cmd_boot(a: argparse.Namespace) -> int:
 
 def _wrote(out: dict) -> str:
     """The files a result went to (no "png": report.pyplot() said why)."""
-    return "wrote " + ", ".join(str(out[k]) for k in ("txt", "json", "png") if k in out)
+    return "wrote " + ", ".join(str(out[k]) for k in ("txt", "json", "png", "timeline_A",
+                                                       "timeline_B") if k in out)
 
 
 def cmd_bench(a: argparse.Namespace) -> int:
@@ -581,6 +583,10 @@ def parser() -> Parser:
         sp.add_argument("--warmup", type=args.warmup, default=1, help="discarded warm-up runs")
         sp.add_argument("--no-alternate", action="store_true",
                         help="always run A before B (default alternates per repetition)")
+        sp.add_argument("--waste", default="both", type=args.waste_mode,
+                        help="sides traced for the wasted-CPU-time measure (docs/waste.md): "
+                        "both (default), A, B (the tracing overhead: the same features on "
+                        "both sides, one traced) or off")
         sp.add_argument("--dry-run", action="store_true",
                         help="print what would run and how long it should take, run nothing")
         outdir(sp, paths.results_dir())
@@ -620,6 +626,8 @@ def parser() -> Parser:
     outdir(sp, sidebyside.results_dir())
     sp.add_argument("--no-build", dest="build", action="store_false",
                     help="use the scx kernel and schedulers as built")
+    sp.add_argument("--no-waste", action="store_true",
+                    help="do not trace the runs (no wasted-CPU-time column, docs/waste.md)")
     sp.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     sp.add_argument("-v", "--verbose", action="store_true", help="show all build output")
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import bench, image, paths, report, stress, topology, vm
+from . import bench, image, paths, report, stress, topology, vm, waste
 from .util import HarnessError
 
 
@@ -141,13 +141,20 @@ def collect_bench(run_dir: Path, meta: dict[str, Any], outdir: Path | None) -> C
     sections = parsed.sections
     try:
         topology.verify(preset, sections.get("topology", ""))
-        ms = bench.collect(spec, bench.plan(spec), sections)
+        topo = waste.from_preset(preset)
+        runs = bench.plan(spec)
+        ms = bench.collect(spec, runs, sections, topo)
     except (HarnessError, ValueError, KeyError, IndexError) as e:
         raise CollectError(f"{out}: {e}") from None
     uname = sections.get("meta", "").strip()
     guest = {"run_dir": str(run_dir), "uname": uname, "collected": True}
     md = report.metadata(spec, preset_name, build_meta, qemu, guest)
     res: dict[str, Any] = report.write(name, outdir or paths.results_dir(), spec, ms, md)
+    try:
+        res.update(bench.timelines(spec, runs, sections, topo,
+                                   outdir or paths.results_dir(), name))
+    except HarnessError as e:
+        raise CollectError(f"{out}: timeline: {e}") from None
     return Collected("bench", True, res["table"], [v for k, v in res.items() if k != "table"],
                      res, len(ms))
 

@@ -11,7 +11,10 @@ seeds; nidle is newidle balances per CPU.  %speedup (side B only) is how much
 better B is than A (time A / time B - 1 for times, B / A - 1 for
 throughput), with its 95% interval and Welch's p-value; '*' marks p < 0.05.
 A second table gives the workload's other metrics (wakelat's latency
-percentiles), a third the cost of stealing beside newidle balancing.
+percentiles), a third the cost of stealing beside newidle balancing, a
+fourth (traced runs) the wasted CPU time of idlesteal/waste.py: % of the
+run's CPU time a CPU sat idle while a task allowed on it waited on another
+CPU of its LLC (node, machine), and how much of A's B removes.
 """
 from __future__ import annotations
 
@@ -49,6 +52,45 @@ def _cost(sel: list[Measurement]) -> dict:
             "search_share_pct": 100.0 * ns / cpu if cpu else None}
 
 
+def _stat(xs: list[float]) -> dict:
+    s = stats.summarize(xs)
+    return {"mean": s.mean, "stdev": s.stdev, "ci95": s.ci95, "n": s.n}
+
+
+# The waste table's columns: key -> (heading, value of one run's Waste.as_dict()).
+WASTE_KEYS: dict[str, tuple[str, Any]] = {
+    "llc_pct": ("wasted LLC %", lambda w: 100 * w["fraction"]["llc"]),
+    "node_pct": ("node %", lambda w: 100 * w["fraction"]["node"]),
+    "machine_pct": ("mach %", lambda w: 100 * w["fraction"]["machine"]),
+    "idle_entry_pct": ("@idle %", lambda w: 100 * w["began_fraction"]["idle_entry"]),
+    "idle_pct": ("idle %", lambda w: 100 * w["idle_total"] / w["cpu_time"]),
+    "run_delay_pct": ("delay %", lambda w: 100 * w["run_delay"] / w["cpu_time"]),
+    "episodes_per_cpu_s": ("ep/CPU-s", lambda w: w["episodes"] / w["cpu_time"]),
+    "p50_us": ("p50 us", lambda w: w["percentiles_us"]["p50"]),
+    "p99_us": ("p99 us", lambda w: w["percentiles_us"]["p99"]),
+}
+
+
+def _waste(sel: list[Measurement]) -> dict | None:
+    """Per WASTE_KEYS, mean and interval over the runs, when all are traced."""
+    ws = [m.waste for m in sel]
+    if not ws or any(w is None for w in ws):
+        return None
+    out: dict[str, Any] = {k: _stat([f(w) for w in ws]) for k, (_, f) in WASTE_KEYS.items()}
+    out["inconsistencies"] = sum(int(w["inconsistencies"]) for w in ws if w is not None)
+    return out
+
+
+def removed(a: list[float], b: list[float]) -> dict | None:
+    """How much of A's wasted time B removes: (1 - mean B / mean A) x 100,
+    with the ratio's 95% interval; None when A wastes nothing."""
+    if not a or not b or stats.mean(a) <= 0:
+        return None
+    r = stats.ratio(b, a)
+    return {"value": (1 - r.value) * 100, "low": (1 - r.high) * 100,
+            "high": (1 - r.low) * 100, "welch_p": stats.welch(a, b).p}
+
+
 def summarize(spec: BenchSpec, ms: list[Measurement]) -> list[dict]:
     w = spec.wl
     rows = []
@@ -67,6 +109,9 @@ def summarize(spec: BenchSpec, ms: list[Measurement]) -> list[dict]:
                     s = stats.summarize([m.metrics[key] for m in sel])
                     entry[key] = {"mean": s.mean, "stdev": s.stdev, "ci95": s.ci95, "n": s.n}
             entry["cost"] = _cost(sel)
+            wst = _waste(sel)
+            if wst is not None:
+                entry["waste"] = wst
             row[side] = entry
         a = [m.value for m in _by(ms, "A", g)]
         b = [m.value for m in _by(ms, "B", g)]
@@ -77,6 +122,12 @@ def summarize(spec: BenchSpec, ms: list[Measurement]) -> list[dict]:
             row["speedup_pct"] = {"value": (r.value - 1) * 100, "low": (r.low - 1) * 100,
                                   "high": (r.high - 1) * 100, "welch_p": p,
                                   "significant": bool(p < 0.05)}
+        wa, wb = ([WASTE_KEYS["llc_pct"][1](m.waste) for m in _by(ms, side, g)
+                   if m.waste is not None] for side in ("A", "B"))
+        rm = removed(wa, wb) if len(wa) == len(_by(ms, "A", g)) and \
+            len(wb) == len(_by(ms, "B", g)) else None
+        if rm is not None:
+            row["waste_removed_pct"] = rm
         rows.append(row)
     return rows
 
@@ -116,7 +167,8 @@ def table(spec: BenchSpec, rows: list[dict]) -> str:
                 line += f"  {sp['value']:.1f} [{sp['low']:.1f}, {sp['high']:.1f}]{star}"
             out.append(line)
         out.append("")
-    extra = [k for k in (rows[0].get("A") or {}) if k not in SUMMARY_KEYS and k != "cost"] \
+    extra = [k for k in (rows[0].get("A") or {})
+             if k not in SUMMARY_KEYS and k not in ("cost", "waste")] \
         if rows else []
     if extra:
         out.append(f"{lvl:>5} side " + " ".join(f"{k:>16}" for k in extra))
@@ -138,6 +190,7 @@ def table(spec: BenchSpec, rows: list[dict]) -> str:
                            f"{_us(c['ns_per_attempt']):>7} {_us(c['ns_per_steal']):>8} "
                            f"{_us(c['newidle_cost_ns']):>10} {share:>11}")
     out.append("")
+    out += waste_table(rows, lvl)
     better = "higher" if w.higher_better else "lower"
     out.append(f"{w.metric} ({w.unit}, {better} is better; {w.name}'s own), mean ± 95% CI "
                f"over {spec.reps} rep(s); sched/idle/wake/steal: schedstat deltas per CPU, "
@@ -147,6 +200,44 @@ def table(spec: BenchSpec, rows: list[dict]) -> str:
                "balance's own cost estimate (debugfs max_newidle_lb_cost summed over domains, "
                "a decaying max), search %CPU = steal_search_ns / CPU time")
     return "\n".join(out) + "\n"
+
+
+def _ci(x: float) -> str:
+    return "nan" if x != x else f"{x:.2f}"
+
+
+def waste_table(rows: list[dict], lvl: str) -> list[str]:
+    """The wasted-CPU-time lines (none when no run was traced)."""
+    if not any("waste" in (row.get(side) or {}) for row in rows for side in ("A", "B")):
+        return []
+    heads = [h for h, _ in WASTE_KEYS.values()]
+    out = [f"{'waste':>5} side {heads[0]:>15} " + " ".join(f"{h:>8}" for h in heads[1:])]
+    for row in rows:
+        for side in ("A", "B"):
+            e = (row.get(side) or {}).get("waste")
+            if e is None:
+                continue
+            first = e["llc_pct"]
+            out.append(f"{row['level']:>5} {side:>4} "
+                       f"{first['mean']:>7.2f} ± {_ci(first['ci95']):<5} " + " ".join(
+                           f"{e[k]['mean']:>8.2f}" for k in list(WASTE_KEYS)[1:]))
+        rm = row.get("waste_removed_pct")
+        if rm is not None:
+            star = " *" if rm["welch_p"] < 0.05 else ""
+            out.append(f"{'':>5}    B removes {rm['value']:.1f}% [{_ci(rm['low'])}, "
+                       f"{_ci(rm['high'])}] of A's LLC-wasted time{star}")
+    bad = sum(e["waste"]["inconsistencies"] for row in rows for side in ("A", "B")
+              for e in [row.get(side) or {}] if "waste" in e)
+    out.append("waste: guest-time scheduler trace of each run (idlesteal/waste.py, "
+               "docs/waste.md); wasted LLC % = CPU time a CPU sat idle while a task allowed "
+               "on it waited on another CPU of its LLC, mean ± 95% CI (node %, mach %: "
+               "the same for the NUMA node / machine); @idle % = the part that began when "
+               "the CPU went idle with a task already waiting; idle %, delay % = run delay "
+               "(time tasks waited) per CPU time; ep/CPU-s = wasted episodes per CPU-second, "
+               "p50/p99 their lengths; * = Welch p < 0.05"
+               + (f"; {bad} trace events contradicted the model" if bad else ""))
+    out.append("")
+    return out
 
 
 def metadata(spec: BenchSpec, preset: str, build_meta: dict, qemu: str, guest: dict) -> dict:

@@ -11,7 +11,9 @@ in charge -- then every workload runs at every level of configs/scx.suite's
 entries for that preset, then the loader is stopped.  The first run after
 each switch is a warm-up and is discarded.  After every run the guest
 prints sched_ext's state, so a scheduler ejected mid-run is an error, not a
-silent EEVDF measurement.
+silent EEVDF measurement.  Every measured run is traced for the wasted-CPU
+measure (idlesteal/tracerun.py; `waste=False` turns it off): a task waiting
+in a DSQ is a runnable task that is not running, as it is for EEVDF.
 
 summarize() gives, per workload and level, each contender's mean with its
 95% interval, its ratio to the baseline (the first contender, `eevdf`) with
@@ -25,10 +27,12 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import asdict, dataclass
+from typing import Any
 from pathlib import Path
 
 from . import (build, image, paths, peers, procstat, provenance, report, scx, stats, suite,
-               topology, vm)
+               topology, tracerun, vm)
+from . import waste as wst
 from .util import HarnessError, ParseError, log
 
 
@@ -105,6 +109,7 @@ class Spec:
     contenders: list[Contender]
     reps: int
     warmup: bool = True
+    waste: bool = True             # trace the measured runs (wasted CPU time)
 
     def __post_init__(self) -> None:
         if self.reps < 2:
@@ -119,6 +124,7 @@ class Spec:
 
     def to_json(self) -> dict:
         return {"preset": self.preset, "reps": self.reps, "warmup": self.warmup,
+                "waste": self.waste,
                 "contenders": [asdict(c) for c in self.contenders],
                 "entries": [{"workload": e.workload, "levels": e.levels,
                              "size": e.size or e.wl.default_size,
@@ -159,6 +165,9 @@ def script(spec: Spec, loads: list[Load]) -> str:
     needed = {e.wl.binary for e in spec.entries} | {c.binary for c in spec.contenders if c.binary}
     lines += [f"command -v {b} >/dev/null || fail '{b} is not in the guest image'"
               for b in sorted(needed)]
+    if spec.waste:
+        preset = topology.get(spec.preset)
+        lines += tracerun.setup(preset.ncpus, preset.mem_mb)
     for ld in loads:
         c, lt = ld.contender, f"L{ld.index:03d}"
         lines += [f"# load {ld.index}: rep {ld.rep}, {c.name}",
@@ -168,13 +177,17 @@ def script(spec: Spec, loads: list[Load]) -> str:
                          f"|| fail '{c.name} did not load (load {ld.index})'")
         for r in ld.runs:
             cmd = shlex.join(spec.command(r.entry, r.level))
+            run = [f"{cmd} 2>&1 || fail '{spec.entries[r.entry].workload} failed in "
+                   f"{r.tag} under {c.name}'"]
+            traced = spec.waste and not r.warmup
             lines += [f"section {r.tag}.stat.before", "cat /proc/stat",
                       f"section {r.tag}.output",
-                      f"{cmd} 2>&1 || fail '{spec.entries[r.entry].workload} failed in "
-                      f"{r.tag} under {c.name}'",
+                      *(["trace_on", *run, "trace_off"] if traced else run),
                       f"section {r.tag}.stat.after", "cat /proc/stat",
                       f"section {r.tag}.state",
                       f"echo \"$(cat {scx.STATE}) $(cat {scx.OPS} 2>/dev/null)\""]
+            if traced:
+                lines.append(f"trace_dump {r.tag}")
         if c.loader:
             lines += [f"section {lt}.stop",
                       f"scx_stop || fail '{c.name} did not unload (load {ld.index})'",
@@ -192,6 +205,7 @@ class Measurement:
     value: float
     metrics: dict[str, float]
     busy: float
+    waste: dict | None = None      # waste.Waste.as_dict() of the run; None untraced
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -214,9 +228,13 @@ def check_state(run: Run, c: Contender, text: str) -> None:
                               f"after the run, want {want!r} (ejected?)")
 
 
-def collect(spec: Spec, loads: list[Load], sections: dict[str, str]) -> list[Measurement]:
-    """Measurements of the non-warm-up runs; checks each run's scheduler."""
+def collect(spec: Spec, loads: list[Load], sections: dict[str, str],
+            topo: wst.Topology | None = None) -> list[Measurement]:
+    """Measurements of the non-warm-up runs; checks each run's scheduler.
+    Traced runs (spec.waste) are measured with `topo` (default: the preset's)."""
     out: list[Measurement] = []
+    if spec.waste and topo is None:
+        topo = wst.from_preset(topology.get(spec.preset))
     for ld in loads:
         for r in ld.runs:
             try:
@@ -234,8 +252,38 @@ def collect(spec: Spec, loads: list[Load], sections: dict[str, str]) -> list[Mea
                 metrics = wl.parse(text)
             except ParseError as e:
                 raise SideBySideError(f"{r.tag} ({ld.contender.name}): {wl.name}: {e}") from None
+            w = None
+            if spec.waste:
+                assert topo is not None
+                try:
+                    w = tracerun.measure(sections, r.tag, topo).as_dict()
+                except HarnessError as e:
+                    raise SideBySideError(f"{r.tag} ({ld.contender.name}): wasted-time "
+                                          f"measure: {e}") from None
             out.append(Measurement(r.tag, r.rep, ld.contender.name, wl.name, r.level,
-                                   metrics[wl.metric], metrics, procstat.busy(s0, s1)))
+                                   metrics[wl.metric], metrics, procstat.busy(s0, s1), w))
+    return out
+
+
+def timelines(spec: Spec, loads: list[Load], sections: dict[str, str], outdir: Path) -> list[Path]:
+    """outdir/<preset>-timeline-<scheduler>.png: for each scheduler, its
+    first measured run of the first entry at that entry's highest level."""
+    if not spec.waste:
+        return []
+    topo = wst.from_preset(topology.get(spec.preset))
+    out = []
+    top = max(spec.entries[0].levels)
+    for c in spec.contenders:
+        runs = [r for ld in loads if ld.contender == c for r in ld.runs
+                if not r.warmup and r.entry == 0 and r.level == top]
+        if not runs:
+            continue
+        path = outdir / f"{spec.preset}-timeline-{c.name}.png"
+        tl = tracerun.timeline(sections, runs[0].tag, topo)
+        title = (f"{spec.preset}: {c.name}, {runs[0].tag}, {spec.entries[0].workload} "
+                 f"{spec.entries[0].wl.level} {top}")
+        if wst.plot_timeline(tl, path, title):
+            out.append(path)
     return out
 
 
@@ -271,7 +319,11 @@ def summarize(spec: Spec, ms: list[Measurement]) -> list[dict]:
             if any(len(v) < 2 for v in vals.values()):
                 raise SideBySideError(f"{wl.name} {lv}: fewer than 2 measurements for "
                                       + ", ".join(k for k, v in vals.items() if len(v) < 2))
-            figs = {}
+            wasted = {c.name: [report.WASTE_KEYS["llc_pct"][1](m.waste) for m in ms
+                               if m.contender == c.name and m.workload == wl.name
+                               and m.level == lv and m.waste is not None]
+                      for c in spec.contenders}
+            figs: dict[str, dict[str, Any]] = {}
             for name, v in vals.items():
                 s = stats.summarize(v)
                 r = stats.ratio(v, vals[base])
@@ -281,6 +333,12 @@ def summarize(spec: Spec, ms: list[Measurement]) -> list[dict]:
                               "busy": stats.mean([m.busy for m in ms if m.contender == name
                                                   and m.workload == wl.name
                                                   and m.level == lv])}
+                if len(wasted[name]) == len(v):
+                    s = stats.summarize(wasted[name])
+                    figs[name]["wasted_llc_pct"] = {"mean": s.mean, "ci95": s.ci95}
+                    if name != base:
+                        figs[name]["wasted_removed_pct"] = report.removed(wasted[base],
+                                                                          wasted[name])
             pick = max if wl.higher_better else min
             best = pick(vals, key=lambda k: stats.mean(vals[k]))
             ties = [k for k in vals if k != best and not stats.welch(vals[best], vals[k]).significant]
@@ -322,14 +380,23 @@ def table(spec: Spec, rows: list[dict], steals: dict[str, list[int]] | None = No
         out.append("")
         out.append(f"{r['workload']} {r['level_name']} {r['level']}: {r['metric']} "
                    f"({r['unit']}, {better} is better)")
+        waste = all("wasted_llc_pct" in f for f in r["contenders"].values())
         out.append(f"  {'scheduler':<{w}}  {'mean ± 95% CI':>20}  {'ratio [95% CI]':>22}  "
-                   f"{'p':>6}  {'%busy':>5}")
+                   f"{'p':>6}  {'%busy':>5}"
+                   + (f"  {'wasted LLC %':>14}  {'removes % of ' + base:>20}" if waste else ""))
         for name, f in r["contenders"].items():
             p = "" if f["p_vs_base"] is None else f"{f['p_vs_base']:.3f}"
             ratio = "1" if name == base else \
                 f"{f['ratio']:.3f} [{f['ratio_low']:.3f}, {f['ratio_high']:.3f}]"
-            out.append(f"  {name:<{w}}  {f['mean']:>10.4g} ± {f['ci95']:<8.3g} "
-                       f"{ratio:>22}  {p:>6}  {f['busy']:5.1f}")
+            line = (f"  {name:<{w}}  {f['mean']:>10.4g} ± {f['ci95']:<8.3g} "
+                    f"{ratio:>22}  {p:>6}  {f['busy']:5.1f}")
+            if waste:
+                wl_ = f["wasted_llc_pct"]
+                rm = f.get("wasted_removed_pct")
+                line += f"  {wl_['mean']:>6.2f} ± {wl_['ci95']:<5.2f}  " + (
+                    "" if rm is None else f"{rm['value']:>6.1f} [{rm['low']:.0f}, {rm['high']:.0f}]"
+                    + (" *" if rm["welch_p"] < 0.05 else ""))
+            out.append(line)
         if r["call"]:
             out.append(f"  best: {r['call']} (Welch p < 0.05 against each other scheduler)")
         else:
@@ -340,6 +407,11 @@ def table(spec: Spec, rows: list[dict], steals: dict[str, list[int]] | None = No
     for name, t in tally(rows).items():
         out.append(f"{name:<{w}}  {t['cells']:>5}  {t['best']:>4}  {t['tied_best']:>9}  "
                    f"{t['better']}/{t['worse']}")
+    if any("wasted_llc_pct" in f for r in rows for f in r["contenders"].values()):
+        out.append("wasted LLC % = CPU time a CPU sat idle while a task allowed on it waited "
+                   "on another CPU of its LLC (guest-time scheduler trace, docs/waste.md), "
+                   f"mean ± 95% CI; removes = how much of {base}'s wasted time the scheduler "
+                   "removes, [95% CI], * = Welch p < 0.05")
     if steals:
         for name, v in steals.items():
             out.append(f"{name}: steals per load (its own counter): "
@@ -464,13 +536,17 @@ def run(spec: Spec, kernel: Path, variant: str, outdir: Path) -> dict:
         out["png"] = png
     else:
         png.unlink(missing_ok=True)        # not an older run's; pyplot() said why
+    for i, path in enumerate(timelines(spec, loads, res.sections, outdir)):
+        out[f"timeline{i}"] = path
     return out
 
 
-def specs(entries: list[suite.Entry], cs: list[Contender], reps: int) -> list[Spec]:
+def specs(entries: list[suite.Entry], cs: list[Contender], reps: int,
+          waste: bool = True) -> list[Spec]:
     """One Spec per preset, in the suite file's order."""
     order = list(dict.fromkeys(e.preset for e in entries))
-    return [Spec(p, [e for e in entries if e.preset == p], cs, reps) for p in order]
+    return [Spec(p, [e for e in entries if e.preset == p], cs, reps, waste=waste)
+            for p in order]
 
 
 def write_summary(outdir: Path, presets: list[str]) -> Path:

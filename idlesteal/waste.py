@@ -70,8 +70,11 @@ line, a ``##### CPU N buffer started ####`` line (ftrace prints it only
 after an overrun) or a header whose entries-in-buffer is below
 entries-written; `check_stats` does the same for per_cpu/cpuN/stats, the
 only place that shows events dropped with options/overwrite off.
-Timestamps must be seconds.microseconds (a nanosecond trace clock; use
-``global`` so that lines of different CPUs merge in causal order).
+Timestamps must be seconds.microseconds (a nanosecond trace clock that
+all CPUs share, so that lines of different CPUs merge in causal order:
+``mono``; ``global`` only where the TSC is stable: under QEMU TCG the
+kernel marks it unstable and ``global`` clamps a lagging CPU's events to
+the latest stamp, which reorders them).
 Events that contradict the model (a switch whose prev_pid is not what
 the CPU was running, a task switched in that was not woken or not moved
 there, a running task migrated) are counted in `Waste.inconsistencies`:
@@ -192,10 +195,12 @@ class Affinity:
 
 
 # A guest shell snippet printing the format parse_affinity() reads, one
-# line per thread (run it while the workload's threads exist).
+# line per thread (run it while the workload's threads exist); a thread
+# that exits while it runs is left out.
 AFFINITY_SNIPPET = r"""for d in /proc/[0-9]*/task/[0-9]*; do
   l=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' $d/status 2>/dev/null) || continue
-  [ -n "$l" ] && echo "${d##*/} $(cat $d/comm 2>/dev/null) $l"
+  c=$(cat $d/comm 2>/dev/null) || continue
+  [ -n "$l" ] && [ -n "$c" ] && echo "${d##*/} $c $l"
 done"""
 
 

@@ -9,8 +9,9 @@ DATA = Path(__file__).parent / "data"
 
 
 def spec(**kw) -> bench.BenchSpec:
+    """Untraced unless waste= says otherwise (tests/test_tracerun.py traces)."""
     base = dict(a=bench.Side("A", ("NO_NI_RANDOM",)), b=bench.Side("B", ("NI_RANDOM",)),
-                levels=[1, 2], size=10, reps=2)
+                levels=[1, 2], size=10, reps=2, waste="off")
     base.update(kw)
     return bench.BenchSpec(**base)
 

@@ -46,7 +46,7 @@ def run_dir(tmp_path: Path, meta: dict | None, output: str, console: str = CONSO
 # ---------------------------------------------------------------- bench
 
 SPEC = bench.BenchSpec(a=bench.Side("A", ("NO_STEAL",)), b=bench.Side("B", ("STEAL",)),
-                       levels=[1, 2], size=2000, reps=3)
+                       levels=[1, 2], size=2000, reps=3, waste="off")
 
 
 def bench_sections(spec: bench.BenchSpec) -> dict[str, str]:

@@ -14,8 +14,11 @@ from idlesteal.util import HarnessError
 DATA = Path(__file__).parent / "data"
 
 
-def spec(names=sbs.DEFAULT, reps: int = 2, text: str = "2x2x2 hackbench 2 50") -> sbs.Spec:
-    return sbs.Spec("2x2x2", suite.parse(text), sbs.contenders(list(names)), reps)
+def spec(names=sbs.DEFAULT, reps: int = 2, text: str = "2x2x2 hackbench 2 50",
+         waste: bool = False) -> sbs.Spec:
+    """Untraced by default: the kept capture predates the wasted-CPU measure."""
+    return sbs.Spec("2x2x2", suite.parse(text), sbs.contenders(list(names)), reps,
+                    waste=waste)
 
 
 def test_contenders_checks_names():
@@ -245,3 +248,37 @@ def test_without_matplotlib_the_png_is_said_to_be_skipped(tmp_path, monkeypatch,
     assert err.count("no PNG plots") == 1                 # said once
     assert "python3-matplotlib" in err and "/usr/bin/python3 -m idlesteal" in err
     assert not list(tmp_path.iterdir())
+
+
+def test_traced_script_brackets_only_measured_runs():
+    s = spec(("eevdf", "scx_idlesteal"), waste=True)
+    loads = sbs.plan(s)
+    text = sbs.script(s, loads)
+    measured = [r for ld in loads for r in ld.runs if not r.warmup]
+    assert text.count("trace_on\n") == text.count("trace_off\n") == len(measured) == 4
+    assert [f"trace_dump {r.tag}" in text for ld in loads for r in ld.runs] == \
+        [not r.warmup for ld in loads for r in ld.runs]
+    assert text.count("trace_setup ") == 1
+    assert "trace_on" not in sbs.script(spec(("eevdf", "scx_idlesteal")), loads)
+
+
+def test_collect_and_table_with_the_wasted_time_column():
+    from tests.test_tracerun import sections_for, waiting_trace
+    s = spec(waste=True)          # the capture's six schedulers
+    loads = sbs.plan(s)
+    sections = capture()
+    for ld in loads:     # eevdf: a task waits 400 us, the others 100 us (75% removed)
+        for r in ld.runs:
+            sections.update(sections_for(r.tag, waiting_trace(
+                400 if ld.contender.name == "eevdf" else 100)))
+    ms = sbs.collect(s, loads, sections)
+    assert all(m.waste is not None for m in ms)
+    rows = sbs.summarize(s, ms)
+    f = rows[0]["contenders"]
+    assert f["eevdf"]["wasted_llc_pct"]["mean"] == pytest.approx(100 * 3 * 400 / 16000)
+    assert f["scx_idlesteal"]["wasted_removed_pct"]["value"] == pytest.approx(75.0)
+    text = sbs.table(s, rows)
+    assert "wasted LLC %" in text and "75.0 [" in text
+    del sections[f"{loads[0].runs[1].tag}.trace"]
+    with pytest.raises(sbs.SideBySideError, match="lacks the trace sections"):
+        sbs.collect(s, loads, sections)

@@ -48,3 +48,45 @@ scx_stop() {
     scx_wait disabled || return 1
     echo "state $(cat /sys/kernel/sched_ext/state)"
 }
+# Scheduler event tracing for the wasted-CPU-time measure (idlesteal/tracerun.py,
+# docs/waste.md).  trace_setup KB: tracefs mounted, KB per-CPU ring buffer,
+# the mono clock (one clocksource for all CPUs, so lines of different CPUs
+# merge in causal order; under TCG the kernel marks the TSC unstable and the
+# "global" clock clamps lagging CPUs to the latest stamp, 381 of 18k events
+# out of order in a hackbench run, 0 with mono), new
+# events dropped rather than old ones overwritten when a buffer is full
+# (per_cpu/cpuN/stats counts them: the run fails), the measure's events on,
+# tracing off until trace_on.
+TRACEFS=/sys/kernel/tracing
+trace_setup() {
+    [ -f $TRACEFS/trace ] || mount -t tracefs tracefs $TRACEFS 2>/dev/null ||
+        fail "no tracefs: this kernel has no event tracing (configs/trace.config)"
+    echo 0 > $TRACEFS/tracing_on
+    echo "$1" > $TRACEFS/buffer_size_kb || fail "cannot set trace buffer_size_kb to $1"
+    echo mono > $TRACEFS/trace_clock || fail "no mono trace clock"
+    echo 0 > $TRACEFS/options/overwrite || fail "cannot turn trace overwrite off"
+    for _e in sched_switch sched_waking sched_wakeup sched_wakeup_new sched_migrate_task \
+              sched_process_exit; do
+        echo 1 > $TRACEFS/events/sched/$_e/enable || fail "no trace event sched/$_e"
+    done
+}
+# trace_on: empty the buffers, start tracing, mark the window's start.
+trace_on() {
+    echo > $TRACEFS/trace
+    echo 1 > $TRACEFS/tracing_on
+    echo "idlesteal window start" > $TRACEFS/trace_marker
+}
+# trace_off: mark the window's end, stop tracing.
+trace_off() {
+    echo "idlesteal window end" > $TRACEFS/trace_marker
+    echo 0 > $TRACEFS/tracing_on
+}
+# trace_dump TAG: sections TAG.trace_stats (each CPU's ring-buffer stats,
+# overruns and drops) and TAG.trace (the trace text, gzip, base64: the
+# serial line moves ~0.4 MB/s).
+trace_dump() {
+    section "$1.trace_stats"
+    head -n 100 $TRACEFS/per_cpu/cpu*/stats
+    section "$1.trace"
+    gzip -c $TRACEFS/trace | base64
+}
