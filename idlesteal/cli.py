@@ -174,6 +174,9 @@ def check_stress(a: argparse.Namespace) -> None:
     if a.scx and not _has_sched_ext(a.variant):
         raise UsageError("--scx", " ".join(a.scx), f"it with a kernel variant that has "
                          f"sched_ext (--variant {scx.VARIANT}), not {a.variant}")
+    if a.steal != "toggle" and not stress.series_kernel(a.variant):
+        raise UsageError("--steal", a.steal, f"it with a kernel variant that has the series "
+                         f"(--variant {a.variant} is built without it: no STEAL feature)")
 
 
 def check_asym_bench(a: argparse.Namespace) -> None:
@@ -436,7 +439,7 @@ def cmd_stress(a: argparse.Namespace) -> int:
             else {loader[0]: scx.binary(loader[0], a.variant)}
         initrd = image.build_base(files=scx.image_files(bins))
     ok = True
-    passed = failed = 0
+    summaries = []
     for i in range(a.repeat):
         for p in presets:
             if a.repeat > 1:
@@ -449,9 +452,10 @@ def cmd_stress(a: argparse.Namespace) -> int:
             print(stress.report(s), end="")
             print(f"wrote {path}")
             ok = ok and s["passed"]
-            passed, failed = passed + s["passed"], failed + (not s["passed"])
-    if a.repeat > 1 or len(presets) > 1:
-        print(f"stress: {passed} passed, {failed} failed")
+            summaries.append(s)
+    if a.repeat > 1 or len(presets) > 1 or any(s.get("known_mainline_warnings")
+                                               for s in summaries):
+        print(stress.tally(summaries))
     return 0 if ok else 1
 
 

@@ -138,11 +138,56 @@ NOT_UNDER_SCX = ("nr_throttled",)
 NOT_WITHOUT_STEAL = ("steals",)
 
 
-def thresholds(seconds: float, scx: bool = False, steal: str = "toggle") -> dict[str, int]:
-    table = {**THRESHOLDS, **SCX_THRESHOLDS} if scx else THRESHOLDS
+# A kernel built without the series (a %base variant of configs/variants:
+# `stress --variant mainline-debug`, for telling the base kernel's own
+# problems from the series') has no overload mask, no STEAL feature and no
+# steal counters.  The host decides it from the variant (series_kernel())
+# and tells the guest (SERIES=0); these checks are then off, each for the
+# reason given, and the summary and the report list them.  On a kernel said
+# to have the series each of the three must be there (the guest script and
+# evaluate() fail otherwise), and on one said to be without it none may be.
+CHECKS_OFF_WITHOUT_SERIES: dict[str, str] = {
+    "overload_cpus": "no /sys/kernel/debug/sched/overload_cpus (the series' per-LLC "
+                     "overload mask): not read during the run, not checked empty at the end",
+    "steal_toggles": "no STEAL sched feature: only DELAY_DEQUEUE is toggled, and the "
+                     "features are checked restored to DELAY_DEQUEUE alone",
+    "steal_counters": "no steal_tasks / steal_failed / steal_search_ns in sched/debug: "
+                      "no steal count and no minimum for it",
+}
+NOT_WITHOUT_SERIES = ("steals",)
+# Without STEAL only DELAY_DEQUEUE changes: a change in half of the 1 s
+# toggles instead of about 7 in 8 (STEAL on 3/4 of the time and
+# DELAY_DEQUEUE random), so the minimum scales by 4/7.  A 60 s 2x2x2 run on
+# mainline-debug (2026-11-25, two guests on the 2 host cores) made 8.
+NO_SERIES_THRESHOLDS: dict[str, Threshold] = {
+    "feature_toggles": Threshold(6, 4, "DELAY_DEQUEUE changes (no STEAL without the series)"),
+}
+
+
+def series_kernel(variant: str) -> bool:
+    """Does the variant's kernel have the series?  No for a %base variant
+    (built from the base tag, build.from_base())."""
+    return not build.from_base(variant)
+
+
+def threshold_table(scx: bool = False, series: bool = True) -> dict[str, Threshold]:
+    """The minimums' definitions for a run under sched_ext or not, on a
+    kernel with the series or not."""
+    table = dict(THRESHOLDS)
+    if scx:
+        table.update(SCX_THRESHOLDS)
+    if not series:
+        table.update(NO_SERIES_THRESHOLDS)
+    return table
+
+
+def thresholds(seconds: float, scx: bool = False, steal: str = "toggle",
+               series: bool = True) -> dict[str, int]:
+    table = threshold_table(scx, series)
     return {k: t.minimum(seconds) for k, t in table.items()
             if not (scx and k in NOT_UNDER_SCX)
-            and not (steal == "off" and not scx and k in NOT_WITHOUT_STEAL)}
+            and not (steal == "off" and not scx and k in NOT_WITHOUT_STEAL)
+            and not (not series and k in NOT_WITHOUT_SERIES)}
 
 
 # ------------------------------------------------------------------ guest script
@@ -180,6 +225,13 @@ class Params:
     # with an affinity violation (guest/stress.sh, section affinity_trace).
     trace_buffer_kb: int = 2048
     trace_excerpt: int = 400
+    # False: a kernel without the series (a %base variant; series_kernel()):
+    # the checks of CHECKS_OFF_WITHOUT_SERIES are off (SERIES=0 in the guest).
+    series: bool = True
+
+    def checks_off(self) -> dict[str, str]:
+        """The checks this run leaves out, with why."""
+        return {} if self.series else dict(CHECKS_OFF_WITHOUT_SERIES)
 
     @property
     def low_cpus(self) -> str:
@@ -237,7 +289,7 @@ def script_params(p: Params) -> dict[str, object]:
         "MAXMASK": (1 << n) - 1, "MC_TIMEOUT": p.msgcount_timeout,
         "WORKERS": " ".join(WORKERS), "SCX": shlex.join(p.scx),
         "STEAL_MODE": p.steal, "TRACE_BUFFER_KB": p.trace_buffer_kb,
-        "TRACE_EXCERPT": p.trace_excerpt,
+        "TRACE_EXCERPT": p.trace_excerpt, "SERIES": int(p.series),
     }
 
 
@@ -367,10 +419,48 @@ def _domain_names(s: schedstat.Schedstat) -> dict[int, list[str]]:
     return {c: [d.name for d in cpu.domains] for c, cpu in s.cpus.items()}
 
 
+def steal_counter_cpus(s: schedstat.Schedstat) -> int:
+    """How many CPUs of a snapshot carry all of the series' steal counters."""
+    return sum(all(n in c.debug or n in c.extra_named() for n in schedstat.STEAL_FIELDS)
+               for c in s.cpus.values())
+
+
+_SERIES_PROBE_RE = re.compile(r"series=(\d) overload_cpus=(\d) steal_feature=(\d)")
+
+
+def check_overload(sections: dict[str, str], v: Verdict) -> None:
+    """The series' overload mask: the same LLCs before and after, no CPU
+    left marked at the end."""
+    fail = v.failures.append
+    try:
+        ov_before = parse_overload(sections.get("overload_before", ""))
+        ov_after = parse_overload(sections.get("overload_after", ""))
+        v.details["overload_after"] = sections.get("overload_after", "").strip()
+        if [l for l, _ in ov_before] != [l for l, _ in ov_after]:
+            fail(f"LLCs in overload_cpus changed: {ov_before} -> {ov_after}")
+        stuck = [f"llc {l}: {o}" for l, o in ov_after if o]
+        if stuck:
+            fail("CPUs still marked overloaded after the load: " + "; ".join(stuck))
+        if not ov_after:
+            fail("overload_cpus is empty (no LLC lines) after the run")
+    except ValueError as e:
+        fail(str(e))
+
+
 def evaluate(sections: dict[str, str], p: Params) -> Verdict:
     """Counts, minimums and failures from the guest's sections."""
-    v = Verdict(minimums=thresholds(p.seconds, bool(p.scx), p.steal))
+    v = Verdict(minimums=thresholds(p.seconds, bool(p.scx), p.steal, p.series))
     fail = v.failures.append
+    if p.checks_off():
+        v.details["checks_off"] = p.checks_off()
+    probe = _SERIES_PROBE_RE.search(sections.get("series", ""))
+    if probe:   # runs before 2026-11-25 have no such section
+        has = {"overload_cpus": probe.group(2) == "1", "steal_feature": probe.group(3) == "1"}
+        v.details["series_probe"] = has
+        wrong = [k for k, there in has.items() if there != p.series]
+        if wrong:
+            fail(f"the kernel {'lacks' if p.series else 'has'} {', '.join(wrong)} but the run "
+                 f"is for a kernel {'with' if p.series else 'without'} the series")
     ctr = parse_counters(sections.get("counters", ""))
     missing = [w for w in WORKERS if w not in ctr or "missing" in ctr[w]]
     if missing:
@@ -384,9 +474,18 @@ def evaluate(sections: dict[str, str], p: Params) -> Verdict:
         before = schedstat.parse(sections.get("schedstat_before", ""))
         after = schedstat.parse(sections.get("schedstat_after", ""))
         d = schedstat.delta(before, after)
-        v.counts["steals"] = d.totals["steal_tasks"]
-        v.counts["steal_fail"] = d.totals["steal_failed"]
-        v.counts["steal_search_ns"] = d.totals["steal_search_ns"]
+        with_counters = steal_counter_cpus(after)
+        if p.series:
+            if with_counters < len(after.cpus):
+                fail(f"schedstat: the steal counters ({', '.join(schedstat.STEAL_FIELDS)}) "
+                     f"on {with_counters} of {len(after.cpus)} CPUs in sched/debug, on a "
+                     f"kernel said to have the series")
+            v.counts["steals"] = d.totals["steal_tasks"]
+            v.counts["steal_fail"] = d.totals["steal_failed"]
+            v.counts["steal_search_ns"] = d.totals["steal_search_ns"]
+        elif with_counters:
+            fail(f"schedstat: steal counters on {with_counters} CPU(s), on a kernel said "
+                 f"to be without the series")
         if _domain_names(before) != _domain_names(after):
             fail(f"sched domains differ after the run: before {_domain_names(before)}, "
                  f"after {_domain_names(after)}")
@@ -468,25 +567,18 @@ def evaluate(sections: dict[str, str], p: Params) -> Verdict:
     if online != list(range(p.ncpus)):
         fail(f"CPUs online after the run: {sections.get('online_after', '').strip()!r}")
     feats = sections.get("features_after", "").split()
-    if "STEAL" not in feats or "DELAY_DEQUEUE" not in feats:
+    if p.series and ("STEAL" not in feats or "DELAY_DEQUEUE" not in feats):
         fail("features not restored to STEAL DELAY_DEQUEUE")
-    try:
-        ov_before = parse_overload(sections.get("overload_before", ""))
-        ov_after = parse_overload(sections.get("overload_after", ""))
-        v.details["overload_after"] = sections.get("overload_after", "").strip()
-        if [l for l, _ in ov_before] != [l for l, _ in ov_after]:
-            fail(f"LLCs in overload_cpus changed: {ov_before} -> {ov_after}")
-        stuck = [f"llc {l}: {o}" for l, o in ov_after if o]
-        if stuck:
-            fail("CPUs still marked overloaded after the load: " + "; ".join(stuck))
-        if not ov_after:
-            fail("overload_cpus is empty (no LLC lines) after the run")
-    except ValueError as e:
-        fail(str(e))
+    if not p.series and ("DELAY_DEQUEUE" not in feats or "STEAL" in feats
+                         or "NO_STEAL" in feats):
+        fail(f"features not restored to DELAY_DEQUEUE (no STEAL without the series): "
+             f"{' '.join(f for f in feats if 'STEAL' in f or 'DELAY_DEQUEUE' in f)}")
+    if p.series:
+        check_overload(sections, v)
 
     for k, minimum in v.minimums.items():
         if v.counts.get(k, 0) < minimum:
-            about = (SCX_THRESHOLDS if p.scx and k in SCX_THRESHOLDS else THRESHOLDS)[k].about
+            about = threshold_table(bool(p.scx), p.series)[k].about
             fail(f"{k} = {v.counts.get(k, 0)} < minimum {minimum} ({about}): "
                  f"the run did not exercise enough to mean anything")
     fl = sections.get("failures", "").strip()
@@ -635,6 +727,166 @@ def evaluate_scx(text: str, v: Verdict) -> None:
         v.failures.append("no final counter line from the sched_ext loader")
 
 
+# ------------------------------------------------------------------ known mainline warnings
+
+@dataclass(frozen=True)
+class KnownWarning:
+    """A kernel warning reproduced on the kernel without the series and
+    documented in docs/stress.md: recognised by its WARNING line (file:line,
+    function, the task) and by its call path on the console, nothing else.
+    A run that prints it is not failed for it; the report and the summary
+    name it loudly.  The same line with another call path is a failure."""
+    name: str
+    anchor: str                  # docs/stress.md#...
+    line: re.Pattern[str]        # the WARNING line; group "cpu": the CPU it names
+    path: tuple[str, ...]        # the call path, innermost first (reliable frames)
+    skip: frozenset[str]         # frames allowed before the path (inlined or not)
+    about: str
+
+    def path_matches(self, frames: list[str]) -> bool:
+        rest = [f for f in frames if f not in self.skip]
+        return rest[:len(self.path)] == list(self.path)
+
+
+CPUSET_OVERLAP = KnownWarning(
+    name="cpuset-partition-hotplug-overlap",
+    anchor="docs/stress.md#a-mainline-cpuset-warning-overlapping-partitions-after-hotplug",
+    line=re.compile(r"WARNING: \S*kernel/cgroup/cpuset\.c:888 at "
+                    r"rebuild_sched_domains_locked\+0x[0-9a-f]+/0x[0-9a-f]+, "
+                    r"CPU#(?P<cpu>\d+): cpuhp/(?P=cpu)/\d+"),
+    path=("cpuset_handle_hotplug", "cpuset_update_active_cpus", "sched_cpu_activate",
+          "cpuhp_invoke_callback"),
+    skip=frozenset({"rebuild_sched_domains_locked", "rebuild_sched_domains_cpuslocked",
+                    "generate_sched_domains"}),
+    about="Linux 7.2 cpuset: a populated partition root that lost all its CPUs to "
+          "hotplug and got two back one at a time shares the second with the top cpuset "
+          "(overlapping partition roots in generate_sched_domains())",
+)
+KNOWN_WARNINGS: tuple[KnownWarning, ...] = (CPUSET_OVERLAP,)
+
+
+def known_tolerated() -> re.Pattern[str]:
+    """Console lines vm.run_script() does not fail a run for: the WARNING
+    lines of KNOWN_WARNINGS (each then checked by known_warnings())."""
+    return re.compile("|".join(f"(?:{k.line.pattern})" for k in KNOWN_WARNINGS))
+
+
+def tolerated(kcsan_races: bool) -> re.Pattern[str]:
+    pats = [known_tolerated().pattern] + ([kcsan.DATA_RACE.pattern] if kcsan_races else [])
+    return re.compile("|".join(f"(?:{p})" for p in pats))
+
+
+_FRAME_RE = re.compile(r"^\[\s*[\d.]+\]\s+(\? )?([A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+")
+_CONSOLE_TS_RE = re.compile(r"^\[\s*([\d.]+)\]")
+_KLOG_PART_RE = re.compile(r"stress: partition (\d+) cpus (\S+) (root: .*|remove)$")
+_CPU_OFF_RE = re.compile(r"smpboot: CPU (\d+) is now offline")
+_CPU_ON_RE = re.compile(r"smpboot: Booting Node \d+ Processor (\d+) ")
+
+
+def call_trace(lines: list[str], start: int) -> list[str]:
+    """The reliable frames (no '? ') of the Call Trace that follows the
+    report at lines[start], innermost first ([] when there is none)."""
+    frames: list[str] = []
+    in_trace = False
+    for line in lines[start + 1:start + 200]:
+        if "Call Trace:" in line:
+            in_trace = True
+            continue
+        if not in_trace:
+            if "---[ end trace" in line:
+                break
+            continue
+        if "</TASK>" in line or "---[ end trace" in line:
+            break
+        m = _FRAME_RE.match(line.strip())
+        if m and not m.group(1):
+            frames.append(m.group(2))
+    return frames
+
+
+def partition_sequence(lines: list[str], upto: int, cpu: int) -> dict:
+    """The evidence on the console for the documented sequence, from the
+    stress script's partition lines (klog) and the kernel's hotplug lines
+    before lines[upto]: the last partition created before it and not
+    removed, whose CPUs include `cpu`, had all its CPUs offline at some
+    point after it was made, and another of its CPUs came online after that
+    and before `cpu` did.  {"markers": False} when the console has no
+    partition lines (runs before 2026-11-25)."""
+    online: set[int] | None = None
+    part: dict | None = None
+    steps: list[str] = []
+    markers = False
+    for line in lines[:upto]:
+        ts = _CONSOLE_TS_RE.match(line.strip())
+        t = ts.group(1) if ts else "?"
+        if (m := _KLOG_PART_RE.search(line)):
+            markers = True
+            if m.group(3) == "remove":
+                part = None
+                continue
+            cpus = set(topology.parse_cpulist(m.group(2)))
+            state = m.group(3)[len("root: "):]
+            on = re.search(r"online (\S+)$", state)
+            online = set(topology.parse_cpulist(on.group(1))) if on else online
+            part = {"id": int(m.group(1)), "cpus": m.group(2), "set": cpus, "emptied": False,
+                    "back_first": None}
+            steps = [f"{t} partition {m.group(1)} cpus {m.group(2)} root: {state}"]
+        elif (m := _CPU_OFF_RE.search(line)) or (m := _CPU_ON_RE.search(line)):
+            c = int(m.group(1))
+            going_on = bool(_CPU_ON_RE.search(line))
+            if online is not None:
+                (online.add if going_on else online.discard)(c)
+            if part is not None and c in part["set"]:
+                steps.append(f"{t} CPU {c} {'online' if going_on else 'offline'}")
+                if online is not None and not going_on and not (part["set"] & online):
+                    part["emptied"], part["back_first"] = True, None
+                elif going_on and part["emptied"] and part["back_first"] is None and c != cpu:
+                    part["back_first"] = c
+    if not markers:
+        return {"markers": False}
+    ok = bool(part and cpu in part["set"] and len(part["set"]) >= 2 and part["emptied"]
+              and part["back_first"] is not None)
+    return {"markers": True, "matches": ok, "partition": part["cpus"] if part else None,
+            "steps": steps[-12:]}
+
+
+def known_warnings(console_text: str) -> tuple[list[dict], list[str]]:
+    """(the known warnings the console shows, failures): every line that
+    known_tolerated() let through must be a KNOWN_WARNINGS entry with its
+    call path, and -- where the console has the stress script's partition
+    lines -- after the documented sequence; otherwise it is a failure."""
+    lines = console_text.splitlines()
+    found: list[dict] = []
+    failures: list[str] = []
+    tol = known_tolerated()
+    for i, line in enumerate(lines):
+        if not tol.search(line):
+            continue
+        k = next(k for k in KNOWN_WARNINGS if k.line.search(line))
+        m = k.line.search(line)
+        assert m is not None
+        cpu = int(m.group("cpu"))
+        frames = call_trace(lines, i)
+        seq = partition_sequence(lines, i, cpu)
+        rec = {"name": k.name, "anchor": k.anchor, "line": line.strip(), "cpu": cpu,
+               "call_path": frames[:8], "sequence": seq}
+        if not k.path_matches(frames):
+            failures.append(f"kernel warning with the line of {k.name} but not its call path "
+                            f"({' <- '.join(k.path)}): {line.strip()} [{' <- '.join(frames[:6])}]")
+        elif seq["markers"] and not seq["matches"]:
+            failures.append(f"kernel warning {k.name} ({line.strip()}) without the documented "
+                            f"partition/hotplug sequence before it on the console "
+                            f"({k.anchor}): {'; '.join(seq['steps'][-6:]) or 'no partition'}")
+        else:
+            found.append(rec)
+    return found, failures
+
+
+def known_line(k: dict) -> str:
+    return (f"KNOWN MAINLINE WARNING (not a failure of the series; {k['anchor']}): "
+            f"{k['line']}")
+
+
 # ------------------------------------------------------------------ running
 
 def series_commit() -> str:
@@ -652,10 +904,15 @@ def summary(preset: topology.Preset, p: Params, v: Verdict, *, variant: str, una
     return {
         "passed": v.passed and error is None,
         "failures": ([error] if error else []) + v.failures,
+        # kernel warnings of KNOWN_WARNINGS (reproduced without the series,
+        # docs/stress.md): printed, not counted as failures
+        "known_mainline_warnings": v.details.get("known_warnings", []),
+        # False: a kernel without the series; checks_off says what was not checked
+        "series": p.series, "checks_off": p.checks_off(),
         "preset": preset.name, "ncpus": preset.ncpus, "seconds": p.seconds,
         "counts": v.counts, "minimums": v.minimums,
         "thresholds": {k: dataclasses.asdict(t) for k, t in
-                       ({**THRESHOLDS, **SCX_THRESHOLDS} if p.scx else THRESHOLDS).items()},
+                       threshold_table(bool(p.scx), p.series).items()},
         "details": v.details,
         "kernel": {"uname_r": uname, "variant": variant,
                    "fragments": meta.get("fragments", []),
@@ -695,13 +952,15 @@ STEAL_MODES = ("toggle", "off")
 
 
 def params_for(preset: topology.Preset, seconds: int, scx_loader: tuple[str, ...] = (),
-               steal: str = "toggle") -> Params:
+               steal: str = "toggle", series: bool = True) -> Params:
     if steal not in STEAL_MODES:
         raise HarnessError(f"stress: steal mode {steal!r}, expected one of {', '.join(STEAL_MODES)}")
+    if not series and (steal != "toggle" or scx_loader):
+        raise HarnessError("stress: --steal off and --scx need a kernel with the series")
     if scx_loader:
         return Params(seconds=seconds, ncpus=preset.ncpus, scx=scx_loader,
                       hotplug_sleep=SCX_HOTPLUG_SLEEP, steal=steal)
-    return Params(seconds=seconds, ncpus=preset.ncpus, steal=steal)
+    return Params(seconds=seconds, ncpus=preset.ncpus, steal=steal, series=series)
 
 
 def timeout_for(p: Params) -> float:
@@ -722,7 +981,7 @@ def errors_before_smp(console_text: str) -> list[str]:
     mask and no steal exists yet, so such a report (e.g. the debug kernel's
     early-boot KASAN report in handle_edge_irq() seen once under TCG) is not
     the series' and says nothing about the load.  Anything later counts."""
-    errs = vm.kernel_errors(console_text)
+    errs = vm.kernel_errors(console_text, known_tolerated())
     m = _SMP_UP_RE.search(console_text)
     if not errs or not m:
         return []
@@ -758,9 +1017,11 @@ def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
     preset = dataclasses.replace(topology.get(preset_name),
                                  boot_timeout=max(BOOT_TIMEOUT, topology.get(preset_name).boot_timeout))
     check_preset(preset)
-    p = params_for(preset, seconds, scx_loader, steal)
+    p = params_for(preset, seconds, scx_loader, steal, series_kernel(variant))
     log(f"stress: {preset.name} for {seconds} s on kernel {kernel}"
-        + (f" under {shlex.join(scx_loader)}" if scx_loader else ""))
+        + (f" under {shlex.join(scx_loader)}" if scx_loader else "")
+        + ("" if p.series else f" (variant {variant}: no series, checks off: "
+           f"{', '.join(p.checks_off())})"))
     error = None
     guest: dict = {}
     v = Verdict(minimums=thresholds(seconds))
@@ -772,7 +1033,7 @@ def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
                 res = vm.run_script(script(p), preset, kernel, initrd, timeout=timeout_for(p),
                                     name="stress", cmdline=[*CMDLINE, *(append or [])],
                                     meta=run_meta(preset.name, seconds, variant, p.steal),
-                                    tolerate=kcsan.DATA_RACE if kcsan_races else None)
+                                    tolerate=tolerated(kcsan_races))
                 break
             except vm.GuestKernelError as e:
                 early = errors_before_smp(e.console.read_text(errors="replace"))
@@ -793,6 +1054,10 @@ def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
         ev = evaluate(res.sections, p)
         ev.failures = v.failures + ev.failures
         v = ev
+        known, unknown = known_warnings(res.console.read_text(errors="replace"))
+        if known:
+            v.details["known_warnings"] = known
+        v.failures += unknown
         ejected = scx.EJECTED.search(res.console.read_text(errors="replace"))
         if ejected:
             v.failures.append(f"sched_ext ejected the scheduler: {ejected.group(0)}")
@@ -807,9 +1072,13 @@ def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
         guest = {"run_dir": str(e.run_dir), "console": str(e.console)}
         try:
             text = e.console.read_text(errors="replace")
-            guest["kernel_errors"] = vm.kernel_errors(text)[:50]
+            guest["kernel_errors"] = vm.kernel_errors(text, tolerated(kcsan_races))[:50]
             m = re.search(r"Linux version (\S+)", text)
             uname = m.group(1) if m else ""
+            known, unknown = known_warnings(text)
+            if known:
+                v.details["known_warnings"] = known
+            v.failures += unknown
         except OSError:
             pass
         # Whatever the guest managed to print is still worth counting.
@@ -831,7 +1100,8 @@ def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
 
 def run_meta(preset_name: str, seconds: int, variant: str, steal: str = "toggle") -> dict:
     """What run() keeps as the run directory's run.json (vm.RUN_META), for
-    reevaluate() / `idlesteal collect`."""
+    reevaluate() / `idlesteal collect` (which tells a kernel without the
+    series by its variant, series_kernel(), as run() does)."""
     return {"kind": "stress", "preset": preset_name, "seconds": seconds, "variant": variant,
             "steal": steal}
 
@@ -844,7 +1114,7 @@ def reevaluate(run_dir: Path, preset_name: str, seconds: int, *, variant: str = 
     is judged on what it has and fails.  Raises OSError when output.log or
     console.log cannot be read."""
     preset = topology.get(preset_name)
-    p = params_for(preset, seconds, steal=steal)
+    p = params_for(preset, seconds, steal=steal, series=series_kernel(variant))
     raw = (run_dir / "output.log").read_text(errors="replace")
     console = (run_dir / "console.log").read_text(errors="replace")
     sections = _parse_partial(raw)
@@ -853,7 +1123,11 @@ def reevaluate(run_dir: Path, preset_name: str, seconds: int, *, variant: str = 
         topology.verify(preset, sections.get("topology", ""))
     except topology.TopologyError as e:
         v.failures.insert(0, str(e))
-    errs = vm.kernel_errors(console)
+    errs = vm.kernel_errors(console, tolerated(False))
+    known, unknown = known_warnings(console)
+    if known:
+        v.details["known_warnings"] = known
+    v.failures += unknown
     problems = []
     if errs:
         problems.append("kernel reported errors: " + "; ".join(errs[:10]))
@@ -885,8 +1159,23 @@ def _parse_partial(raw: str) -> dict[str, str]:
 def report(s: dict) -> str:
     """A short human-readable account of one summary."""
     c, m = s["counts"], s["minimums"]
-    lines = [f"stress {s['preset']} {s['seconds']} s: {'PASS' if s['passed'] else 'FAIL'} "
-             f"(kernel {s['kernel']['uname_r'] or '?'}, series {s['kernel']['series_commit'][:12]})"]
+    known = s.get("known_mainline_warnings") or []
+    off = s.get("checks_off") or {}
+    kernel = (f"series {s['kernel']['series_commit'][:12]}" if s.get("series", True)
+              else f"variant {s['kernel']['variant']}, WITHOUT the series")
+    lines = [f"stress {s['preset']} {s['seconds']} s: {'PASS' if s['passed'] else 'FAIL'}"
+             + (f" with {len(known)} KNOWN MAINLINE WARNING(S)" if known else "")
+             + f" (kernel {s['kernel']['uname_r'] or '?'}, {kernel})"]
+    for k in known:
+        lines.append(f"  {known_line(k)}")
+        lines.append(f"    call path: {' <- '.join(k['call_path'][:5])}")
+        seq = k.get("sequence") or {}
+        if seq.get("markers"):
+            lines.append(f"    after (console): {'; '.join(seq.get('steps', [])[-8:])}")
+        else:
+            lines.append("    (no partition lines on this console: sequence not checked)")
+    for name, why in off.items():
+        lines.append(f"  check off: {name}: {why}")
     keys = ["steals", "steal_fail", "hotplug_ops", "hotplug_fail", "partition_changes",
             "partition_invalid", "domain_attach", "nr_throttled", "msgcount_runs", "messages",
             "hackbench_runs", "affinity_runs", "affinity_checks", "affinity_violations",
@@ -918,3 +1207,21 @@ def report(s: dict) -> str:
         lines.append(f"  retried boot (kernel error before SMP bring-up): "
                      f"{r['kernel_errors'][0]} [{r['console']}]")
     return "\n".join(lines) + "\n"
+
+
+def tally(summaries: list[dict]) -> str:
+    """The closing line of several runs: passed, failed, and how many
+    showed a known mainline warning or ran with checks off."""
+    passed = sum(bool(s["passed"]) for s in summaries)
+    line = f"stress: {passed} passed, {len(summaries) - passed} failed"
+    known = [s for s in summaries if s.get("known_mainline_warnings")]
+    if known:
+        names = sorted({f"{k['name']} ({k['anchor']})"
+                        for s in known for k in s["known_mainline_warnings"]})
+        line += (f"; {len(known)} run(s) with a KNOWN MAINLINE WARNING, not counted "
+                 f"against the series: {', '.join(names)}")
+    off = [s for s in summaries if s.get("checks_off")]
+    if off:
+        line += (f"; {len(off)} run(s) on a kernel without the series, checks off: "
+                 f"{', '.join(sorted({c for s in off for c in s['checks_off']}))}")
+    return line

@@ -19,11 +19,20 @@
 : "${STEAL_MODE:?}"
 # TRACE_BUFFER_KB: trace ring buffer per CPU; TRACE_EXCERPT: lines kept of it.
 : "${TRACE_BUFFER_KB:?}" "${TRACE_EXCERPT:?}"
+# SERIES: 1 the kernel has the series (overload_cpus, the STEAL feature, the
+# steal counters: each must be there); 0 it was built without it (a %base
+# variant, decided on the host): those checks are off and none of the three
+# may be there.
+: "${SERIES:?}"
 case "$STEAL_MODE" in toggle|off) ;; *) fail "STEAL_MODE must be toggle or off";; esac
+case "$SERIES" in 0|1) ;; *) fail "SERIES must be 0 or 1";; esac
 D=/tmp/stress
 CG=/sys/fs/cgroup
 mkdir -p $D
 now() { date +%s; }
+# klog MESSAGE: a line on the console (KERN_INFO), beside the kernel's own
+# hotplug lines, so that a console has the partition steps in order.
+klog() { [ ! -w /dev/kmsg ] || echo "<6>stress: $*" > /dev/kmsg 2>/dev/null; }
 
 section meta
 uname -r
@@ -31,8 +40,21 @@ section topology
 guest_topology
 section features_before
 cat $FEAT
+section series
+# What the kernel has of the series, against what the host said it has.
+has_overload=0; has_steal=0
+[ -f $OVERLOAD ] && has_overload=1
+grep -qwE 'STEAL|NO_STEAL' $FEAT && has_steal=1
+echo "series=$SERIES overload_cpus=$has_overload steal_feature=$has_steal"
+if [ $SERIES = 1 ]; then
+    [ $has_overload = 1 ] || fail "no $OVERLOAD on a kernel said to have the series"
+    [ $has_steal = 1 ] || fail "no STEAL in $FEAT on a kernel said to have the series"
+else
+    [ $has_overload = 0 ] && [ $has_steal = 0 ] || \
+        fail "overload_cpus=$has_overload steal_feature=$has_steal on a kernel said to be without the series"
+fi
 section overload_before
-cat $OVERLOAD
+[ $SERIES = 0 ] || cat $OVERLOAD
 
 # Log every sched-domain attachment (KERN_DEBUG: ring buffer only).
 echo Y > /sys/kernel/debug/sched/verbose || fail "cannot enable sched/verbose"
@@ -214,6 +236,7 @@ w_partition() {
         if echo $cpus > $p/cpuset.cpus 2>/dev/null && \
                 echo root > $p/cpuset.cpus.partition 2>/dev/null; then
             read st < $p/cpuset.cpus.partition
+            klog "partition $i cpus $cpus root: $st, online $(cat /sys/devices/system/cpu/online)"
             case "$st" in
                 root) root=$((root + 1));;
                 *) invalid=$((invalid + 1))
@@ -243,6 +266,7 @@ w_partition() {
             fi
         fi
         mark "partition $i cpus $cpus remove"
+        klog "partition $i cpus $cpus remove"
         if rmdir_retry $p; then removed=$((removed + 1)); else err=$((err + 1)); fi
         sleep $PART_GAP
     done
@@ -286,15 +310,21 @@ w_taskset() {
     echo "taskset ok=$ok fail=$fail" > $D/taskset.cnt
 }
 
-# ---- feature toggles (STEAL on 3/4 of the time, or off throughout)
+# ---- feature toggles (STEAL on 3/4 of the time, or off throughout;
+# without the series DELAY_DEQUEUE only)
 w_features() {
     boost; seed 4
     sets=0; fail=0; steal_changes=0; dd_changes=0; ps=STEAL; pd=DELAY_DEQUEUE
     while [ $(now) -lt $END ]; do
-        if [ $STEAL_MODE = off ]; then s=NO_STEAL
+        if [ $SERIES = 0 ]; then s=STEAL
+        elif [ $STEAL_MODE = off ]; then s=NO_STEAL
         elif [ $(( RANDOM % 4 )) -ne 0 ]; then s=STEAL; else s=NO_STEAL; fi
         if [ $(( RANDOM % 2 )) -eq 0 ]; then d=DELAY_DEQUEUE; else d=NO_DELAY_DEQUEUE; fi
-        if echo $s > $FEAT && echo $d > $FEAT; then sets=$((sets + 1)); else fail=$((fail + 1)); fi
+        if { [ $SERIES = 0 ] || echo $s > $FEAT; } && echo $d > $FEAT; then
+            sets=$((sets + 1))
+        else
+            fail=$((fail + 1))
+        fi
         [ $s = $ps ] || steal_changes=$((steal_changes + 1))
         [ $d = $pd ] || dd_changes=$((dd_changes + 1))
         ps=$s; pd=$d
@@ -313,7 +343,7 @@ w_monitor() {
     reads=0
     while [ $(now) -lt $END ]; do
         drain_dmesg
-        cat $OVERLOAD > /dev/null && reads=$((reads + 1))
+        [ $SERIES = 0 ] || { cat $OVERLOAD > /dev/null && reads=$((reads + 1)); }
         cat /proc/schedstat > /dev/null
         sleep 1
     done
@@ -321,8 +351,9 @@ w_monitor() {
 }
 
 section start
-[ $STEAL_MODE = toggle ] || echo NO_STEAL > $FEAT || fail "cannot switch STEAL off"
-echo "stress $N CPUs for $DURATION s, start $(now) end $END, STEAL $STEAL_MODE"
+[ $SERIES = 0 ] || [ $STEAL_MODE = toggle ] || echo NO_STEAL > $FEAT || fail "cannot switch STEAL off"
+if [ $SERIES = 1 ]; then st_mode="STEAL $STEAL_MODE"; else st_mode="no series"; fi
+echo "stress $N CPUs for $DURATION s, start $(now) end $END, $st_mode"
 # Wait for the workers by pid, not with a bare `wait`: that would also wait
 # for a sched_ext loader started by scx_start, a child of this shell too,
 # which runs until scx_stop below (a bare `wait` hung every --scx run).
@@ -368,7 +399,7 @@ for p in $CG/part*; do
     echo member > $p/cpuset.cpus.partition 2>/dev/null
     rmdir_retry $p || echo "leftover cgroup $p"
 done
-echo STEAL > $FEAT
+[ $SERIES = 0 ] || echo STEAL > $FEAT
 echo DELAY_DEQUEUE > $FEAT
 section throttle
 cat $CG/thr/cpu.stat
@@ -382,7 +413,7 @@ cat $FEAT
 section online_after
 cat /sys/devices/system/cpu/online
 section overload_after
-overload_settled
+[ $SERIES = 0 ] || overload_settled
 section schedstat_after
 schedsnap
 section counters
