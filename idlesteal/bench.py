@@ -188,6 +188,8 @@ class Measurement:
     cpu_ns: float         # CPU time available during the run, per CPU (/proc/stat)
     # waste.Waste.as_dict() of the run's window; None when it was not traced
     waste: dict | None = None
+    # What idle entries led to (idle_split()): per CPU, from schedstat
+    split: dict | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -239,7 +241,32 @@ def measure(run: Run, spec: BenchSpec, sections: dict[str, str],
                        d.per_cpu("steal_failed"), d.per_cpu("steal_search_ns"),
                        d.newidle_lb / d.ncpus, d.newidle_gained / d.ncpus,
                        parse_newidle_cost(sections.get(f"{t}.newidle_cost", "")),
-                       procstat.cpu_ns(s0, s1), _waste(run, spec, sections, topo))
+                       procstat.cpu_ns(s0, s1), _waste(run, spec, sections, topo),
+                       idle_split(d))
+
+
+# The LLC's sched domain in /proc/schedstat (x86 and arm64 with SCHED_MC).
+LLC_DOMAIN = "MC"
+
+
+def idle_split(d: schedstat.Delta) -> dict[str, float]:
+    """What the run's switches to idle led to, per CPU, from schedstat:
+    idle_entries (sched_goidle), newidle passes that reached the LLC domain
+    and what they found there (balanced: nothing to pull, failed: could not
+    move, gained: tasks pulled), newidle pulls at any level, steal attempts
+    and steals.  Counters, not a per-entry trace: the rest of the entries
+    were gated before the LLC level (avg_idle against the domains' cost,
+    NI_RANDOM, no overload in the root domain) or pulled at the SMT level."""
+    llc = d.newidle_domains.get(LLC_DOMAIN, {})
+    n = d.ncpus or 1
+    return {"idle_entries": d.totals.get("sched_goidle", 0) / n,
+            "newidle_llc": llc.get("lb_count", 0) / n,
+            "newidle_llc_balanced": llc.get("lb_balanced", 0) / n,
+            "newidle_llc_failed": llc.get("lb_failed", 0) / n,
+            "newidle_llc_gained": llc.get("lb_gained", 0) / n,
+            "newidle_gained": d.newidle_gained / n,
+            "steal_tries": (d.totals.get("steal_tasks", 0) + d.totals.get("steal_failed", 0)) / n,
+            "steals": d.totals.get("steal_tasks", 0) / n}
 
 
 def _waste(run: Run, spec: BenchSpec, sections: dict[str, str],

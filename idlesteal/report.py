@@ -112,6 +112,9 @@ def summarize(spec: BenchSpec, ms: list[Measurement]) -> list[dict]:
             wst = _waste(sel)
             if wst is not None:
                 entry["waste"] = wst
+            if all(m.split is not None for m in sel):
+                entry["split"] = {k: stats.mean([m.split[k] for m in sel if m.split])
+                                  for k in sel[0].split or {}}
             row[side] = entry
         a = [m.value for m in _by(ms, "A", g)]
         b = [m.value for m in _by(ms, "B", g)]
@@ -168,7 +171,7 @@ def table(spec: BenchSpec, rows: list[dict]) -> str:
             out.append(line)
         out.append("")
     extra = [k for k in (rows[0].get("A") or {})
-             if k not in SUMMARY_KEYS and k not in ("cost", "waste")] \
+             if k not in SUMMARY_KEYS and k not in ("cost", "waste", "split")] \
         if rows else []
     if extra:
         out.append(f"{lvl:>5} side " + " ".join(f"{k:>16}" for k in extra))
@@ -191,6 +194,7 @@ def table(spec: BenchSpec, rows: list[dict]) -> str:
                            f"{_us(c['newidle_cost_ns']):>10} {share:>11}")
     out.append("")
     out += waste_table(rows, lvl)
+    out += split_table(rows)
     better = "higher" if w.higher_better else "lower"
     out.append(f"{w.metric} ({w.unit}, {better} is better; {w.name}'s own), mean ± 95% CI "
                f"over {spec.reps} rep(s); sched/idle/wake/steal: schedstat deltas per CPU, "
@@ -236,6 +240,32 @@ def waste_table(rows: list[dict], lvl: str) -> list[str]:
                "(time tasks waited) per CPU time; ep/CPU-s = wasted episodes per CPU-second, "
                "p50/p99 their lengths; * = Welch p < 0.05"
                + (f"; {bad} trace events contradicted the model" if bad else ""))
+    out.append("")
+    return out
+
+
+def split_table(rows: list[dict]) -> list[str]:
+    """What idle entries led to (bench.idle_split()), per side and level."""
+    if not any("split" in (row.get(side) or {}) for row in rows for side in ("A", "B")):
+        return []
+    out = [f"{'idle':>5} side {'entries/CPU':>11} {'newidle@LLC %':>13} {'nothing %':>9} "
+           f"{'failed %':>8} {'pulled %':>8} {'steal try %':>11} {'stole %':>7}"]
+    for row in rows:
+        for side in ("A", "B"):
+            e = (row.get(side) or {}).get("split")
+            if e is None:
+                continue
+            n = e["idle_entries"] or 1.0
+            pct = {k: f"{100 * v / n:.1f}" for k, v in e.items()}
+            out.append(f"{row['level']:>5} {side:>4} {e['idle_entries']:>11.1f} "
+                       f"{pct['newidle_llc']:>13} {pct['newidle_llc_balanced']:>9} "
+                       f"{pct['newidle_llc_failed']:>8} {pct['newidle_gained']:>8} "
+                       f"{pct['steal_tries']:>11} {pct['steals']:>7}")
+    out.append("idle: switches to idle per CPU (schedstat sched_goidle) and, per 100 of "
+               "them, newidle passes that reached the LLC domain (MC), those that found "
+               "nothing to pull or failed to move, newidle pulls at any level, steal "
+               "attempts and steals; the rest were gated before the LLC level (avg_idle vs "
+               "domain cost, NI_RANDOM, no overload) (docs/waste.md)")
     out.append("")
     return out
 

@@ -86,6 +86,14 @@ class Schedstat:
     def lb_total(self, idle_type: str, name: str) -> int:
         return sum(d.lb[idle_type][name] for c in self.cpus.values() for d in c.domains)
 
+    def lb_by_domain(self, idle_type: str, name: str) -> dict[str, int]:
+        """An LB field summed over CPUs, per domain name (SMT, MC, PKG, ...)."""
+        out: dict[str, int] = {}
+        for c in self.cpus.values():
+            for d in c.domains:
+                out[d.name] = out.get(d.name, 0) + d.lb[idle_type][name]
+        return out
+
 
 def _ints(tokens: list[str], where: str) -> list[int]:
     try:
@@ -162,6 +170,8 @@ class Delta:
     newidle_lb: int
     newidle_gained: int
     jiffies: int
+    # newidle LB fields per domain name: {"MC": {"lb_count": n, ...}, ...}
+    newidle_domains: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def per_cpu(self, name: str) -> float:
         return self.totals.get(name, 0) / self.ncpus if self.ncpus else 0.0
@@ -172,7 +182,12 @@ def delta(before: Schedstat, after: Schedstat) -> Delta:
         raise SchedstatError("CPU sets differ between the two snapshots")
     names = list(CPU_FIELDS) + list(STEAL_FIELDS)
     totals = {n: after.total(n) - before.total(n) for n in names}
+    doms: dict[str, dict[str, int]] = {}
+    for f in ("lb_count", "lb_balanced", "lb_failed", "lb_gained"):
+        b, a = before.lb_by_domain("newidle", f), after.lb_by_domain("newidle", f)
+        for name in a:
+            doms.setdefault(name, {})[f] = a[name] - b.get(name, 0)
     return Delta(len(after.cpus), totals,
                  after.lb_total("newidle", "lb_count") - before.lb_total("newidle", "lb_count"),
                  after.lb_total("newidle", "lb_gained") - before.lb_total("newidle", "lb_gained"),
-                 after.timestamp - before.timestamp)
+                 after.timestamp - before.timestamp, doms)

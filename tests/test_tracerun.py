@@ -178,3 +178,17 @@ def test_lost_events_in_one_run_fail_the_collection():
     secs.update(sections_for(tag, waiting_trace(400), drop=3))
     with pytest.raises(bench.BenchParseError, match="lost trace events"):
         bench.collect(s, runs, secs, T222)
+
+
+def test_idle_split_from_the_schedstat_captures():
+    # tests/data/schedstat-2x2x2-{before,after}.txt: every run of fake_sections
+    s = spec(waste="off")
+    runs = bench.plan(s)
+    ms = bench.collect(s, runs, fake_sections(s, runs, lambda r: 1.0))
+    sp = ms[0].split
+    assert sp is not None and sp["idle_entries"] == pytest.approx(ms[0].idle)
+    assert 0 <= sp["newidle_llc_gained"] <= sp["newidle_gained"]
+    assert sp["newidle_llc_balanced"] + sp["newidle_llc_failed"] <= sp["newidle_llc"]
+    assert sp["steals"] <= sp["steal_tries"]
+    text = report.table(s, report.summarize(s, ms))
+    assert "newidle@LLC %" in text and "steal try %" in text
