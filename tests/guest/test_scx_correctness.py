@@ -12,6 +12,20 @@ of the `scx` kernel (docs/scx.md, "Correctness tests"):
   outside its mask, the scheduler steals and is never ejected ("target CPU
   not allowed" was the failure: the second steal pass did not look at the
   mask again);
+* N+1 CPU-bound tasks on N CPUs (workloads/hogs.c, 9 on 2x2x2, 6 s), by
+  their CPU time in /proc/PID/stat against the fair share (8/9 of a CPU):
+  every one gets at least HOGS_MIN_OVER_FAIR of it and the two smallest
+  shares HOGS_LOW2_OVER_FAIR on average.  Before, nothing moved a task that
+  waits behind a CPU-bound one when no CPU is idle: two tasks shared one
+  CPU (1/2 each, 0.56 of fair) for good.  Why two: under a loaded host one
+  share can be off by 10% or more (guest time accounting; a share of 1.07
+  was seen), two tasks stuck together move both.  EEVDF runs the same
+  first, for reference;
+* an affinity change on a queued task (workloads/affmove.c, 200 ms slices):
+  the idle CPU of its new mask takes it at once in most rounds.  Before, the
+  fallback claimed that CPU's idle bit without kicking it, so it stayed
+  halted and hidden while the task waited for the busy CPU's slice;
+* -m (SCX_OPS_ENQ_MIGRATION_DISABLED, what 6.12 does): loads and runs;
 * the watchdog limit and the debug dump: loaded with -t 1000 (a 1 s limit)
   and -s 3000000 (3 s slices), two spinners pinned to one CPU make one of
   them wait 3 s: it is ejected for a runnable task stall and its loader prints sched_ext's debug dump with ours in it.  This
@@ -39,6 +53,11 @@ SYNC_CPU = 5
 SYNC_SECONDS = 8
 SYNC_BOUND_MS = 2000.0
 CHURN_SECONDS = 20
+HOGS_SECONDS = 6
+HOGS_MIN_OVER_FAIR = 0.5
+HOGS_LOW2_OVER_FAIR = 0.7
+AFFMOVE = "affmove -s 1 -y 3 -b 2 -p 5 -r 20"   # CPUs 1-3 share an LLC, 5 does not
+AFFMOVE_SLICE_US = 200000
 MARK = "idlesteal-test: deliberate stall from here"
 
 SCRIPT = f"""
@@ -81,6 +100,34 @@ section churn_out
 cat /tmp/churn.out
 section check_out
 tail -n 5 /tmp/check.out
+
+section hogs
+hogs -d {HOGS_SECONDS} > /tmp/hogs_eevdf.out 2>&1 || echo "hogs eevdf rc $?"
+scx_start /tmp/hogs.log scx_idlesteal
+hogs -d {HOGS_SECONDS} > /tmp/hogs.out 2>&1 || echo "hogs rc $?"
+after
+scx_end
+cat /tmp/hogs.log
+section hogs_out
+cat /tmp/hogs.out
+section hogs_eevdf
+cat /tmp/hogs_eevdf.out
+
+section affmove
+scx_start /tmp/affmove.log scx_idlesteal -s {AFFMOVE_SLICE_US}
+{AFFMOVE} > /tmp/affmove.out 2>&1 || echo "affmove rc $?"
+after
+scx_end
+cat /tmp/affmove.log
+section affmove_out
+cat /tmp/affmove.out
+
+section migdis
+scx_start /tmp/migdis.log scx_idlesteal -m
+hackbench -g 2 -l 50 >/dev/null
+after
+scx_end
+cat /tmp/migdis.log
 
 section dump
 echo "{MARK}" > /dev/console
@@ -159,6 +206,31 @@ def test_affinity_churn_during_steals(run):
     assert not [l for l in got if l.startswith(("affinity_check rc", "affinity_churn rc"))], got
     still_in_charge(run, "churn")
     assert int(scx.final_stats(run.sections["churn"])["steals"]) > 0
+
+
+def test_n_plus_one_cpu_bound_tasks_share_the_cpus(run):
+    r = result(run, "hogs_out")
+    assert r["tasks"] == r["cpus"] + 1 == 9, r
+    assert r["min_over_fair"] >= HOGS_MIN_OVER_FAIR, r
+    assert r["low2_over_fair"] >= HOGS_LOW2_OVER_FAIR, r
+    assert not [l for l in lines(run, "hogs") if l.startswith("hogs")], lines(run, "hogs")
+    still_in_charge(run, "hogs")
+    assert int(scx.final_stats(run.sections["hogs"])["pulls"]) > 0   # the fixed path was taken
+    assert result(run, "hogs_eevdf")["tasks"] == 9
+
+
+def test_queued_task_moved_by_affinity_runs_on_the_idle_cpu(run):
+    r = result(run, "affmove_out")
+    assert r["rounds"] == 20, r
+    assert r["on_idle"] >= 10 and r["median_ms"] < 100, r
+    assert not [l for l in lines(run, "affmove") if l.startswith("affmove rc")]
+    still_in_charge(run, "affmove")
+    assert int(scx.final_stats(run.sections["affmove"])["fallback"]) > 0
+
+
+def test_loads_with_migration_disabled_enqueues(run):
+    assert "enqueues migration-disabled tasks" in run.sections["migdis"]
+    still_in_charge(run, "migdis")
 
 
 def test_no_ejection_before_the_deliberate_stall(run):

@@ -29,6 +29,18 @@
  * task in its own queue: it looks again after a failed steal (which dropped
  * its rq lock) and kicks itself from ops.update_idle().
  *
+ * With no CPU idle nobody steals, so a CPU whose task used up its slice, and
+ * which has nothing queued of its own, takes ("pulls") a task waiting in its
+ * LLC whose vtime is below what its own task's will be: the waiting is
+ * passed round the LLC instead of two tasks sharing one CPU for good while
+ * the others keep a CPU each (N+1 CPU-bound tasks on N CPUs).
+ *
+ * A task whose CPU is no longer in its mask goes to a shared fallback queue
+ * in vtime order, which a CPU serves when its head has a lower vtime than
+ * the CPU's own queue (or the task it is running); an idle CPU of the mask
+ * is claimed and kicked.  A migration-disabled task (ops.enqueue() sees
+ * them on 6.12, or with -m) stays in its CPU's queue and is never stolen.
+ *
  * With -n (or nearest_llc), a CPU whose own LLC has nothing to give also
  * tries the other LLCs of its NUMA node.
  *
@@ -55,6 +67,8 @@ char _license[] SEC("license") = "GPL";
 #define STEAL_MAX_WALK		32	/* as SCHED_NR_MIGRATE_BREAK */
 #define STEAL_COST_CLAMP_NS	500000ULL
 #define STEAL_COST_DECAY_NS	1000000000ULL
+/* Tasks whose CPU left their mask (DSQs 0..nr_cpus-1 are the CPUs'). */
+#define FALLBACK_DSQ		MAX_CPUS
 /* The watchdog's limit on a runnable task's wait (the loader's -t). */
 #define IDLESTEAL_TIMEOUT_MS	5000
 
@@ -93,10 +107,14 @@ enum stat_idx {
 	IDLESTEAL_STAT_LOCAL,		/* wakeups placed on an idle CPU */
 	IDLESTEAL_STAT_QUEUED,		/* tasks queued on a CPU's own queue */
 	IDLESTEAL_STAT_REMOTE_LLC,	/* stolen from another LLC of the node */
-	IDLESTEAL_STAT_GLOBAL,		/* queued globally: own CPU not allowed, none idle */
+	IDLESTEAL_STAT_FALLBACK,	/* queued in the fallback queue: own CPU not allowed */
 	IDLESTEAL_STAT_SYNC_QUEUED,	/* sync wakees queued behind the waker's waiters */
 	IDLESTEAL_STAT_RECHECK,		/* own tasks found after a failed steal */
 	IDLESTEAL_STAT_IDLE_KICK,	/* CPUs that went idle with their queue not empty */
+	IDLESTEAL_STAT_PULL,		/* tasks pulled at a slice end (no CPU idle) */
+	IDLESTEAL_STAT_FALLBACK_RUN,	/* tasks taken from the fallback queue */
+	IDLESTEAL_STAT_MIGDIS,		/* migration-disabled tasks enqueued */
+	IDLESTEAL_STAT_REMOTE_IDLE,	/* sent to an idle CPU of another LLC, none in its own */
 	IDLESTEAL_NR_STATS,
 };
 
@@ -112,6 +130,7 @@ struct cpu_ctx {
 	u64 avg_idle;		/* ns, running average */
 	u64 avg_cost;		/* ns, running average of a search */
 	u64 next_decay;		/* ns: halve avg_cost when gated past this */
+	u64 kicked;		/* kicked to steal: the next search is not gated */
 };
 
 struct {
@@ -120,6 +139,18 @@ struct {
 	__uint(value_size, sizeof(struct cpu_ctx));
 	__uint(max_entries, 1);
 } cpu_ctxs SEC(".maps");
+
+/* Per task: its runtime when it last started running (ops.running()). */
+struct task_ctx {
+	u64 exec_at;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} task_ctxs SEC(".maps");
 
 static u64 vtime_now;
 
@@ -248,17 +279,40 @@ s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 	return cpu;
 }
 
-/* Kick an idle CPU of @cpu's LLC on which @p may run, so that it steals. */
-static void kick_idle_stealer(struct task_struct *p, s32 cpu)
+/*
+ * Kick @cpu, an idle CPU claimed for a task it is to take.  Its next search
+ * skips the cost gate: the gate guesses whether a CPU about to go idle
+ * stays idle long enough to pay for a search, and a CPU woken for a known
+ * waiting task is another case (the kernel's nohz idle balancing, which the
+ * kick plays, is not gated by the expected idle time either).
+ */
+static void kick_to_steal(s32 cpu)
+{
+	struct cpu_ctx *cctx;
+	u32 zero = 0;
+
+	cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+	if (cctx)
+		WRITE_ONCE(cctx->kicked, 1);
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	stat_add(IDLESTEAL_STAT_KICK, 1);
+}
+
+/*
+ * Claim (clear the idle bit of) an idle CPU of @cpu's LLC on which @p may
+ * run, to be kicked so that it steals; -1 if there is none.  A claimed CPU
+ * must be kicked: nobody else sees it idle any more.
+ */
+static s32 claim_idle_stealer(struct task_struct *p, s32 cpu)
 {
 	u32 llc, n, i, pos;
 	s32 c;
 
 	if (!steal_enabled || cpu < 0 || cpu >= MAX_CPUS)
-		return;
+		return -1;
 	llc = cpu_llc_of(cpu);
 	if (llc >= MAX_LLCS)
-		return;
+		return -1;
 	n = llc_nr(llc);
 	pos = cpu_pos_of(cpu);
 
@@ -273,56 +327,119 @@ static void kick_idle_stealer(struct task_struct *p, s32 cpu)
 		c = llc_cpu(llc, at);
 		if (!bpf_cpumask_test_cpu(c, p->cpus_ptr))
 			continue;
-		if (scx_bpf_test_and_clear_cpu_idle(c)) {
-			scx_bpf_kick_cpu(c, SCX_KICK_IDLE);
-			stat_add(IDLESTEAL_STAT_KICK, 1);
-			return;
-		}
+		if (scx_bpf_test_and_clear_cpu_idle(c))
+			return c;
 	}
+	return -1;
 }
 
 void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 {
-	s32 cpu = scx_bpf_task_cpu(p);
+	s32 cpu = scx_bpf_task_cpu(p), idle, stealer;
 	u64 vtime = p->scx.dsq_vtime;
-
-	/*
-	 * The queue of a CPU @p may not run on would hold it forever.  Take
-	 * an idle allowed CPU instead (idle means online), else the global
-	 * queue, which every CPU consumes when it has nothing of its own.
-	 * Not scx_bpf_pick_any_cpu(): with no idle CPU it returns any CPU of
-	 * the mask, which may be offline, and an offline CPU's queue is never
-	 * served (a hang seen under affinity and hotplug churn).
-	 */
-	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
-		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
-		if (cpu < 0) {
-			stat_add(IDLESTEAL_STAT_GLOBAL, 1);
-			scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, slice(), enq_flags);
-			return;
-		}
-	}
 
 	/* An idle task accumulates at most one slice of credit. */
 	if (time_before(vtime, vtime_now - slice()))
 		vtime = vtime_now - slice();
 
+	/*
+	 * A migration-disabled task must run where it is (moving it is a
+	 * runtime error that ejects the scheduler): its own CPU's queue, in
+	 * vtime order, and no stealer is kicked for it.  Kernels that have
+	 * SCX_OPS_ENQ_MIGRATION_DISABLED put such tasks on the local DSQ
+	 * without asking unless it is set (-m); 6.12 asks.  The check is the
+	 * peers' (common.bpf.h); on a kernel without PREEMPT_RCU, where BPF
+	 * programs run without migration disabled, it misses a current task
+	 * with a count of one, whose cpus_ptr is then its one CPU anyway.
+	 */
+	if (is_migration_disabled(p)) {
+		stat_add(IDLESTEAL_STAT_MIGDIS, 1);
+		scx_bpf_dsq_insert_vtime(p, cpu, slice(), vtime, enq_flags);
+		if (scx_bpf_test_and_clear_cpu_idle(cpu))
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return;
+	}
+
+	/*
+	 * The queue of a CPU @p may not run on would hold it forever.  It goes
+	 * to the fallback queue, in vtime order; every CPU looks there before
+	 * it takes from its own queue, and takes the fallback task that may
+	 * run on it when that one is earlier.  An idle CPU of @p's mask is
+	 * woken for it: it must be kicked once claimed, or it stays halted
+	 * with its idle bit cleared, invisible to every idle search.  Not
+	 * SCX_DSQ_GLOBAL: the kernel drains it before ops.dispatch(), so its
+	 * tasks would go ahead of every vtime-ordered queue.  Not the queue
+	 * of an idle CPU: the kernel moves the tasks of a CPU going offline
+	 * only when they are on that CPU's runqueue (task_cpu()), which these
+	 * are not.
+	 */
+	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+		stat_add(IDLESTEAL_STAT_FALLBACK, 1);
+		scx_bpf_dsq_insert_vtime(p, FALLBACK_DSQ, slice(), vtime, enq_flags);
+		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+		if (idle >= 0)
+			kick_to_steal(idle);
+		return;
+	}
+
+	/* The owner picks it up when it is next free: kick it if idle. */
+	if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
+		stat_add(IDLESTEAL_STAT_QUEUED, 1);
+		scx_bpf_dsq_insert_vtime(p, cpu, slice(), vtime, enq_flags);
+		set_overloaded(cpu, true);
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return;
+	}
+
+	/*
+	 * @p waits behind another task.  An idle CPU of the LLC is kicked to
+	 * steal it.  With none in the LLC, an idle CPU of another LLC takes it
+	 * at once: only wakeups (scx_bpf_select_cpu_dfl()) look beyond the
+	 * LLC, and a CPU-bound task that never sleeps would otherwise stay in
+	 * an overloaded LLC while a CPU elsewhere idles for good.  Its local
+	 * DSQ, not its queue: the kernel moves a task off a CPU that goes
+	 * offline only when it is on that CPU's runqueue.
+	 */
+	stealer = claim_idle_stealer(p, cpu);
+	if (stealer < 0 && steal_enabled) {
+		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+		if (idle >= 0) {
+			stat_add(IDLESTEAL_STAT_REMOTE_IDLE, 1);
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle, slice(), enq_flags);
+			scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+			return;
+		}
+	}
+
 	stat_add(IDLESTEAL_STAT_QUEUED, 1);
 	scx_bpf_dsq_insert_vtime(p, cpu, slice(), vtime, enq_flags);
 	set_overloaded(cpu, true);
+	if (stealer >= 0)
+		kick_to_steal(stealer);
+}
 
-	/* The owner picks it up when it is next free: kick it if idle. */
-	if (scx_bpf_test_and_clear_cpu_idle(cpu))
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-	else
-		kick_idle_stealer(p, cpu);
+/*
+ * Which tasks a search may take: those allowed on the searching CPU and free
+ * to migrate; for a pull at a slice end (bounded) only those whose vtime is
+ * below @below, what the CPU's own task will have once charged.
+ */
+struct want {
+	bool bounded;
+	u64 below;
+};
+
+static bool wanted(s32 cpu, struct task_struct *p, const struct want *w)
+{
+	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || is_migration_disabled(p))
+		return false;
+	return !w->bounded || time_before(p->scx.dsq_vtime, w->below);
 }
 
 /*
  * Take from @victim's queue, of its first STEAL_MAX_WALK tasks, the one
- * allowed on @cpu that has waited longest: the earliest
- * p->scx.runnable_at, which sched_ext sets (in jiffies) when a task starts
- * waiting and resets when it runs; ties go to the earlier in vtime order.
+ * @w wants that has waited longest: the earliest p->scx.runnable_at, which
+ * sched_ext sets (in jiffies) when a task starts waiting and resets when
+ * it runs; ties go to the earlier in vtime order.
  * Two passes: a task can only be moved while its queue is being iterated.
  *
  * The second pass checks the mask again: an affinity change between the
@@ -332,7 +449,7 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
  * allowed") and ejects the scheduler.  A change after the second check is
  * safe: the requeued task is newer than the iteration, and the move fails.
  */
-static bool steal_from(s32 cpu, s32 victim)
+static bool steal_from(s32 cpu, s32 victim, const struct want *w)
 {
 	struct task_struct *p;
 	unsigned long oldest = 0;
@@ -343,7 +460,7 @@ static bool steal_from(s32 cpu, s32 victim)
 	bpf_for_each(scx_dsq, p, victim, 0) {
 		if (++walked > STEAL_MAX_WALK)
 			break;
-		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		if (!wanted(cpu, p, w))
 			continue;
 		if (pid < 0 || time_before(p->scx.runnable_at, oldest)) {
 			oldest = p->scx.runnable_at;
@@ -356,7 +473,7 @@ static bool steal_from(s32 cpu, s32 victim)
 	bpf_for_each(scx_dsq, p, victim, 0) {
 		if (p->pid != pid)
 			continue;
-		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		if (wanted(cpu, p, w))
 			moved = scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0);
 		break;
 	}
@@ -386,7 +503,7 @@ static bool is_sibling(s32 cpu, s32 other)
  * @cpu's SMT siblings (already tried).  Returns true once a task was stolen;
  * *@victims counts down the victims tried.
  */
-static bool steal_llc(s32 cpu, u32 llc, u32 start, int *victims)
+static bool steal_llc(s32 cpu, u32 llc, u32 start, int *victims, const struct want *w)
 {
 	u32 n, i, at;
 	s32 victim;
@@ -407,13 +524,13 @@ static bool steal_llc(s32 cpu, u32 llc, u32 start, int *victims)
 		if (victim == cpu || is_sibling(cpu, victim))
 			continue;
 		(*victims)--;
-		if (steal_from(cpu, victim))
+		if (steal_from(cpu, victim, w))
 			return true;
 	}
 	return false;
 }
 
-static bool steal(s32 cpu)
+static bool steal(s32 cpu, const struct want *w)
 {
 	int victims = STEAL_MAX_VICTIMS;
 	u32 llc, pos, i, n;
@@ -432,11 +549,11 @@ static bool steal(s32 cpu)
 		if (sib < 0 || sib >= MAX_CPUS || !is_overloaded(llc, cpu_pos_of(sib)))
 			continue;
 		victims--;
-		if (steal_from(cpu, sib))
+		if (steal_from(cpu, sib, w))
 			return true;
 	}
 
-	if (steal_llc(cpu, llc, pos + 1, &victims))
+	if (steal_llc(cpu, llc, pos + 1, &victims, w))
 		return true;
 
 	if (!nearest_llc || llc >= MAX_LLCS)
@@ -451,7 +568,7 @@ static bool steal(s32 cpu)
 		other = (llc + i) % nr_llcs;
 		if (other >= MAX_LLCS || llc_node_of(other) != llc_node_of(llc))
 			continue;
-		if (steal_llc(cpu, other, 0, &victims)) {
+		if (steal_llc(cpu, other, 0, &victims, w)) {
 			stat_add(IDLESTEAL_STAT_REMOTE_LLC, 1);
 			return true;
 		}
@@ -511,11 +628,101 @@ static bool steal_gated(struct cpu_ctx *cctx, u64 now)
 	return true;
 }
 
+/*
+ * What @p has run since it last started running, by its runtime
+ * (p->se.sum_exec_runtime, which sched_ext keeps up to date): a task that
+ * is kept running at the end of its slice (nothing else to run) gets a new
+ * slice without ops.stopping() and ops.running(), so what is left of its
+ * slice says nothing about what it used.
+ */
+static u64 ran_since_running(struct task_struct *p)
+{
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	u64 now = p->se.sum_exec_runtime;
+
+	if (!tctx || now < tctx->exec_at)
+		return 0;
+	return now - tctx->exec_at;
+}
+
+/* @p's vtime once charged for what it has run (ops.stopping()). */
+static u64 charged_vtime(struct task_struct *p)
+{
+	return p->scx.dsq_vtime + scale_by_task_weight_inverse(p, ran_since_running(p));
+}
+
+/*
+ * Move here the first task of the fallback queue (vtime order) that may run
+ * on @cpu, if @w wants it; of the queue's first STEAL_MAX_WALK tasks.
+ */
+static bool take_fallback(s32 cpu, const struct want *w)
+{
+	struct task_struct *p;
+	u32 walked = 0;
+
+	if (scx_bpf_dsq_nr_queued(FALLBACK_DSQ) <= 0)
+		return false;
+	bpf_for_each(scx_dsq, p, FALLBACK_DSQ, 0) {
+		if (++walked > STEAL_MAX_WALK)
+			break;
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || is_migration_disabled(p))
+			continue;
+		/* The first allowed task is the earliest: later ones cannot win. */
+		if (!wanted(cpu, p, w))
+			return false;
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
+			stat_add(IDLESTEAL_STAT_FALLBACK_RUN, 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Is a task in the fallback queue that may run on @cpu? */
+static bool fallback_for(s32 cpu)
+{
+	struct task_struct *p;
+	u32 walked = 0;
+
+	if (scx_bpf_dsq_nr_queued(FALLBACK_DSQ) <= 0)
+		return false;
+	bpf_for_each(scx_dsq, p, FALLBACK_DSQ, 0) {
+		if (++walked > STEAL_MAX_WALK)
+			break;
+		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && !is_migration_disabled(p))
+			return true;
+	}
+	return false;
+}
+
 void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 {
+	struct want any = { .bounded = false }, below;
+	struct task_struct *head;
 	struct cpu_ctx *cctx;
+	bool prev_runs = prev && (prev->scx.flags & SCX_TASK_QUEUED);
 	u64 t0, cost;
 	bool stolen;
+
+	/*
+	 * The fallback queue first, but only for a task earlier in vtime than
+	 * the head of this CPU's own queue, or, with that empty, than what
+	 * @prev (still runnable, its slice used up) will have.
+	 */
+	if (scx_bpf_dsq_nr_queued(FALLBACK_DSQ) > 0) {
+		head = __COMPAT_scx_bpf_dsq_peek(cpu);
+		if (head) {
+			below.bounded = true;
+			below.below = head->scx.dsq_vtime;
+		} else if (prev_runs) {
+			below.bounded = true;
+			below.below = charged_vtime(prev);
+		} else {
+			below.bounded = false;
+		}
+		if (take_fallback(cpu, &below))
+			return;
+	}
 
 	if (scx_bpf_dsq_move_to_local(cpu, 0)) {
 		refresh_overloaded(cpu);
@@ -523,9 +730,21 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 	}
 	set_overloaded(cpu, false);
 
-	/* @prev keeps running: this CPU is not going idle. */
-	if (prev && (prev->scx.flags & SCX_TASK_QUEUED))
+	/*
+	 * @prev used up its slice and nothing of this CPU's own waits: it
+	 * keeps running unless a task waiting elsewhere in the LLC has had
+	 * less.  Without this, N+1 CPU-bound tasks on N CPUs never move: no
+	 * CPU goes idle, so nobody steals, and two tasks share one CPU for
+	 * good.  @prev goes to this CPU's queue (ops.enqueue()), where the
+	 * next CPU whose slice ends may take it in turn.
+	 */
+	if (prev_runs) {
+		below.bounded = true;
+		below.below = charged_vtime(prev);
+		if (steal_enabled && anything_to_steal(cpu) && steal(cpu, &below))
+			stat_add(IDLESTEAL_STAT_PULL, 1);
 		return;
+	}
 
 	if (!steal_enabled || !anything_to_steal(cpu))
 		return;
@@ -534,12 +753,14 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 	if (!cctx)
 		return;
 	t0 = bpf_ktime_get_ns();
-	if (steal_gated(cctx, t0)) {
+	if (cctx->kicked)
+		cctx->kicked = 0;
+	else if (steal_gated(cctx, t0)) {
 		stat_add(IDLESTEAL_STAT_GATED, 1);
 		return;
 	}
 
-	stolen = steal(cpu);
+	stolen = steal(cpu, &any);
 	cost = bpf_ktime_get_ns() - t0;
 	update_avg(&cctx->avg_cost, cost < STEAL_COST_CLAMP_NS ? cost : STEAL_COST_CLAMP_NS);
 	cctx->next_decay = t0 + STEAL_COST_DECAY_NS;
@@ -559,6 +780,8 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 	if (scx_bpf_dsq_move_to_local(cpu, 0)) {
 		stat_add(IDLESTEAL_STAT_RECHECK, 1);
 		refresh_overloaded(cpu);
+	} else if (take_fallback(cpu, &any)) {
+		stat_add(IDLESTEAL_STAT_RECHECK, 1);
 	}
 }
 
@@ -577,9 +800,12 @@ void BPF_STRUCT_OPS(idlesteal_update_idle, s32 cpu, bool idle)
 		 * an enqueue saw this CPU idle and kicked it, or this sees the
 		 * task it queued.  A task can be queued here without this
 		 * CPU's rq lock (the kernel's global-queue pass after
-		 * ops.dispatch() drops it): wake up and dispatch it.
+		 * ops.dispatch() drops it): wake up and dispatch it.  The
+		 * fallback queue is shared: a task queued there just after
+		 * this look waits for the next CPU of its mask to dispatch (a
+		 * slice at most); ops.enqueue() kicks an idle one.
 		 */
-		if (scx_bpf_dsq_nr_queued(cpu) > 0) {
+		if (scx_bpf_dsq_nr_queued(cpu) > 0 || fallback_for(cpu)) {
 			stat_add(IDLESTEAL_STAT_IDLE_KICK, 1);
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		}
@@ -591,16 +817,19 @@ void BPF_STRUCT_OPS(idlesteal_update_idle, s32 cpu, bool idle)
 
 void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
 {
+	struct task_ctx *tctx;
+
 	if (time_before(vtime_now, p->scx.dsq_vtime))
 		vtime_now = p->scx.dsq_vtime;
+	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (tctx)
+		tctx->exec_at = p->se.sum_exec_runtime;
 }
 
+/* Charge what @p ran, weighted: its real runtime, not its slice. */
 void BPF_STRUCT_OPS(idlesteal_stopping, struct task_struct *p, bool runnable)
 {
-	u64 used = p->scx.slice < slice() ? slice() - p->scx.slice : 0;
-
-	scx_bpf_task_set_dsq_vtime(p, p->scx.dsq_vtime +
-				   scale_by_task_weight_inverse(p, used));
+	scx_bpf_task_set_dsq_vtime(p, charged_vtime(p));
 }
 
 void BPF_STRUCT_OPS(idlesteal_enable, struct task_struct *p)
@@ -622,7 +851,10 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(idlesteal_init)
 			return ret;
 		}
 	}
-	return 0;
+	ret = scx_bpf_create_dsq(FALLBACK_DSQ, -1);
+	if (ret)
+		scx_bpf_error("failed to create the fallback DSQ (%d)", ret);
+	return ret;
 }
 
 /*
@@ -657,12 +889,15 @@ void BPF_STRUCT_OPS(idlesteal_dump, struct scx_dump_ctx *dctx)
 	scx_bpf_dump("idlesteal: steals=%llu failed=%llu gated=%llu kicks=%llu\n",
 		     stat_total(IDLESTEAL_STAT_STEAL), stat_total(IDLESTEAL_STAT_FAILED),
 		     stat_total(IDLESTEAL_STAT_GATED), stat_total(IDLESTEAL_STAT_KICK));
-	scx_bpf_dump("idlesteal: local=%llu queued=%llu global=%llu remote_llc=%llu\n",
+	scx_bpf_dump("idlesteal: local=%llu queued=%llu fallback=%llu remote_llc=%llu\n",
 		     stat_total(IDLESTEAL_STAT_LOCAL), stat_total(IDLESTEAL_STAT_QUEUED),
-		     stat_total(IDLESTEAL_STAT_GLOBAL), stat_total(IDLESTEAL_STAT_REMOTE_LLC));
-	scx_bpf_dump("idlesteal: sync_queued=%llu recheck=%llu idle_kick=%llu\n",
+		     stat_total(IDLESTEAL_STAT_FALLBACK), stat_total(IDLESTEAL_STAT_REMOTE_LLC));
+	scx_bpf_dump("idlesteal: sync_queued=%llu recheck=%llu idle_kick=%llu pulls=%llu\n",
 		     stat_total(IDLESTEAL_STAT_SYNC_QUEUED), stat_total(IDLESTEAL_STAT_RECHECK),
-		     stat_total(IDLESTEAL_STAT_IDLE_KICK));
+		     stat_total(IDLESTEAL_STAT_IDLE_KICK), stat_total(IDLESTEAL_STAT_PULL));
+	scx_bpf_dump("idlesteal: fallback_run=%llu migdis=%llu remote_idle=%llu fallback_queued=%d\n",
+		     stat_total(IDLESTEAL_STAT_FALLBACK_RUN), stat_total(IDLESTEAL_STAT_MIGDIS),
+		     stat_total(IDLESTEAL_STAT_REMOTE_IDLE), scx_bpf_dsq_nr_queued(FALLBACK_DSQ));
 
 	bpf_for(llc, 0, MAX_LLCS) {
 		if (llc >= nr_llcs)

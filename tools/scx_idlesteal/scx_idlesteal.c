@@ -29,27 +29,31 @@
 enum stat_idx {
 	IDLESTEAL_STAT_STEAL, IDLESTEAL_STAT_FAILED, IDLESTEAL_STAT_SEARCH_NS,
 	IDLESTEAL_STAT_GATED, IDLESTEAL_STAT_KICK, IDLESTEAL_STAT_LOCAL,
-	IDLESTEAL_STAT_QUEUED, IDLESTEAL_STAT_REMOTE_LLC, IDLESTEAL_STAT_GLOBAL,
+	IDLESTEAL_STAT_QUEUED, IDLESTEAL_STAT_REMOTE_LLC, IDLESTEAL_STAT_FALLBACK,
 	IDLESTEAL_STAT_SYNC_QUEUED, IDLESTEAL_STAT_RECHECK, IDLESTEAL_STAT_IDLE_KICK,
-	IDLESTEAL_NR_STATS,
+	IDLESTEAL_STAT_PULL, IDLESTEAL_STAT_FALLBACK_RUN, IDLESTEAL_STAT_MIGDIS,
+	IDLESTEAL_STAT_REMOTE_IDLE, IDLESTEAL_NR_STATS,
 };
 
 static const char *const stat_names[IDLESTEAL_NR_STATS] = {
 	"steals", "failed", "search_ns", "gated", "kicks", "local", "queued",
-	"remote_llc", "global", "sync_queued", "recheck", "idle_kick",
+	"remote_llc", "fallback", "sync_queued", "recheck", "idle_kick",
+	"pulls", "fallback_run", "migdis", "remote_idle",
 };
 
 static const char help_fmt[] =
 "scx_idlesteal: per-CPU vtime queues, idle CPUs steal from overloaded CPUs\n"
 "of their LLC (SMT siblings first), gated by idle time against search cost.\n"
 "\n"
-"Usage: %s [-s SLICE_US] [-t TIMEOUT_MS] [-n] [-o] [-v]\n"
+"Usage: %s [-s SLICE_US] [-t TIMEOUT_MS] [-n] [-o] [-m] [-v]\n"
 "\n"
 "  -s SLICE_US    time slice (default: SCX_SLICE_DFL)\n"
 "  -t TIMEOUT_MS  sched_ext's watchdog ejects the scheduler when a runnable\n"
 "                 task waits this long (default 5000, at most 30000)\n"
 "  -n             also steal from the other LLCs of the node\n"
-"  -o             start with stealing off\n"
+"  -o             start with stealing off (no steals, no pulls)\n"
+"  -m             have ops.enqueue() see migration-disabled tasks, as 6.12\n"
+"                 does (SCX_OPS_ENQ_MIGRATION_DISABLED; a test switch)\n"
 "  -v             print libbpf debug messages\n"
 "  -h             this help\n"
 "\n"
@@ -272,6 +276,27 @@ static void read_stats(struct scx_idlesteal *skel, __u64 *totals)
 	}
 }
 
+/* As in scx_idlesteal.bpf.c. */
+struct cpu_ctx {
+	__u64 idle_at, avg_idle, avg_cost, next_decay, kicked;
+};
+
+/* Per CPU: the steal gate's averages (a search is made while avg_idle >= avg_cost). */
+static void print_gates(struct scx_idlesteal *skel)
+{
+	int nr_cpus = libbpf_num_possible_cpus();
+	struct cpu_ctx ctxs[nr_cpus];
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.cpu_ctxs), &zero, ctxs))
+		return;
+	printf("gate avg_idle_us/avg_cost_us:");
+	for (int cpu = 0; cpu < nr_cpus; cpu++)
+		printf(" %d=%llu/%llu", cpu, (unsigned long long)ctxs[cpu].avg_idle / 1000,
+		       (unsigned long long)ctxs[cpu].avg_cost / 1000);
+	printf("\n");
+}
+
 static void print_stats(const char *tag, struct scx_idlesteal *skel)
 {
 	__u64 totals[IDLESTEAL_NR_STATS];
@@ -286,7 +311,7 @@ static void print_stats(const char *tag, struct scx_idlesteal *skel)
 
 int main(int argc, char **argv)
 {
-	bool start_off = false, nearest = false;
+	bool start_off = false, nearest = false, enq_migdis = false;
 	__u64 slice_us = 0;
 	long timeout_ms = 0;
 	unsigned int watchdog_ms;
@@ -301,7 +326,7 @@ int main(int argc, char **argv)
 	signal(SIGUSR1, on_steal_signal);
 	signal(SIGUSR2, on_steal_signal);
 
-	while ((opt = getopt(argc, argv, "s:t:novh")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:nomvh")) != -1) {
 		switch (opt) {
 		case 's':
 			slice_us = strtoull(optarg, NULL, 0);
@@ -319,6 +344,9 @@ int main(int argc, char **argv)
 		case 'o':
 			start_off = true;
 			break;
+		case 'm':
+			enq_migdis = true;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -335,6 +363,8 @@ restart:
 	if (timeout_ms)
 		skel->struct_ops.idlesteal_ops->timeout_ms = timeout_ms;
 	watchdog_ms = skel->struct_ops.idlesteal_ops->timeout_ms;
+	if (enq_migdis)
+		skel->struct_ops.idlesteal_ops->flags |= SCX_OPS_ENQ_MIGRATION_DISABLED;
 	if (load_topology(skel, libbpf_num_possible_cpus()))
 		return 1;
 	skel->data->steal_enabled = !start_off;
@@ -342,9 +372,9 @@ restart:
 
 	SCX_OPS_LOAD(skel, idlesteal_ops, scx_idlesteal, uei);
 	link = SCX_OPS_ATTACH(skel, idlesteal_ops, scx_idlesteal);
-	printf("scx_idlesteal: loaded, stealing %s%s, watchdog %u ms\n",
+	printf("scx_idlesteal: loaded, stealing %s%s%s, watchdog %u ms\n",
 	       start_off ? "off" : "on", nearest ? ", nearest LLC of the node too" : "",
-	       watchdog_ms);
+	       enq_migdis ? ", enqueues migration-disabled tasks" : "", watchdog_ms);
 	fflush(stdout);
 
 	while (!exit_req && !UEI_EXITED(skel, uei)) {
@@ -359,6 +389,7 @@ restart:
 	}
 
 	print_stats("final", skel);
+	print_gates(skel);
 	bpf_link__destroy(link);
 	ecode = UEI_REPORT(skel, uei);
 	scx_idlesteal__destroy(skel);
