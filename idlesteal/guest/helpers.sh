@@ -83,10 +83,12 @@ trace_off() {
 }
 # trace_dump TAG: sections TAG.trace_stats (each CPU's ring-buffer stats,
 # overruns and drops) and TAG.trace (the trace text, gzip, base64: the
-# serial line moves ~0.4 MB/s).
+# serial line moves ~0.4 MB/s).  gzip reads a pipe: GNU gzip (host mode)
+# warns "file size changed while zipping" on a tracefs file, or on it as
+# stdin, into the section.
 trace_dump() {
     section "$1.trace_stats"
     head -n 100 $TRACEFS/per_cpu/cpu*/stats
     section "$1.trace"
-    gzip -c $TRACEFS/trace | base64
+    cat $TRACEFS/trace | gzip -c | base64
 }
