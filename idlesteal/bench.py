@@ -121,9 +121,12 @@ def traced(spec: BenchSpec, run: Run) -> bool:
     return not run.warmup and tracerun.traced(spec.waste, run.side)
 
 
-def script(spec: BenchSpec, runs: list[Run], ncpus: int = 8, mem_mb: int = 1024) -> str:
+def script(spec: BenchSpec, runs: list[Run], ncpus: int = 8, mem_mb: int = 1024,
+           trace_kb: int = 0) -> str:
     """The guest script: topology, then each run with before/after snapshots
-    (and, for traced runs, the scheduler trace of the run itself)."""
+    (and, for traced runs, the scheduler trace of the run itself).
+    `trace_kb`: the per-CPU trace buffer, when not tracerun's guest size
+    (host mode traces every task of the machine: idlesteal/host.py)."""
     # sched/verbose makes the kernel create sched/domains/ (newidle cost).
     lines = ["echo 1 > /sys/kernel/debug/sched/verbose 2>/dev/null || :",
              "section meta", "uname -a", "cat /proc/cmdline", "nproc",
@@ -133,7 +136,7 @@ def script(spec: BenchSpec, runs: list[Run], ncpus: int = 8, mem_mb: int = 1024)
     w = spec.wl
     lines += [f"command -v {w.binary} >/dev/null || fail '{w.binary} is not in the guest image'"]
     if any(traced(spec, r) for r in runs):
-        lines += tracerun.setup(ncpus, mem_mb)
+        lines += [f"trace_setup {trace_kb}"] if trace_kb else tracerun.setup(ncpus, mem_mb)
     for r in runs:
         side = spec.side(r.side)
         cmd = shlex.join(spec.command(r.level))
@@ -338,14 +341,22 @@ def run_ab(spec: BenchSpec, preset: topology.Preset, kernel: Path, variant: str,
              "boot_seconds": round(res.boot_seconds, 1), "total_seconds": round(res.seconds, 1),
              "possible_cpus": res.sections.get("possible", "").strip(),
              "overload_after": overload.splitlines()}
-    out = report.write(name, outdir, spec, ms,
-                       report.metadata(spec, preset.name, build_meta, qemu, guest))
-    out.update(timelines(spec, runs, res.sections, topo, outdir, name))
-    left = overload_left(overload)
+    return finish(spec, runs, ms, res.sections, topo, name, outdir,
+                  report.metadata(spec, preset.name, build_meta, qemu, guest), res.run_dir)
+
+
+def finish(spec: BenchSpec, runs: list[Run], ms: list[Measurement], sections: dict[str, str],
+           topo: wst.Topology, name: str, outdir: Path, meta: dict, run_dir: Path) -> dict:
+    """The results of a run's measurements, a guest's or the host's
+    (idlesteal/host.py): outdir/<name>.{txt,json,png}, the timelines, and
+    the check that the series' overload masks were left empty."""
+    out = report.write(name, outdir, spec, ms, meta)
+    out.update(timelines(spec, runs, sections, topo, outdir, name))
+    left = overload_left(sections.get("overload.after", ""))
     if left:
         raise HarnessError(f"{name}: CPUs still marked overloaded after the runs: "
                            + "; ".join(f"llc {llc}: {cpus}" for llc, cpus in left)
-                           + f" (results kept in {out['json']}, run dir {res.run_dir})")
+                           + f" (results kept in {out['json']}, run dir {run_dir})")
     return out
 
 

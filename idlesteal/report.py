@@ -362,8 +362,11 @@ def write(name: str, outdir: Path, spec: BenchSpec, ms: list[Measurement], meta:
     text = table(spec, rows)
     w = spec.wl
     host = meta.get("host") or {}
-    header = (f"# {name}: preset {meta.get('preset')}, Debian {meta.get('debian_package')} "
-              f"{meta.get('debian_version')}, {w.name} {w.size_name} {spec.size} "
+    # a host run (idlesteal/host.py) names the running kernel instead of a Debian build
+    kernel = meta.get("kernel_label") or \
+        f"Debian {meta.get('debian_package')} {meta.get('debian_version')}"
+    header = (f"# {name}: preset {meta.get('preset')}, {kernel}, "
+              f"{w.name} {w.size_name} {spec.size} "
               f"{' '.join(spec.extra_args)}, host {host.get('cores')} cores, "
               f"{meta.get('date')}\n")
     paths = {"json": outdir / f"{name}.json", "txt": outdir / f"{name}.txt",

@@ -64,6 +64,8 @@ class Summary:
 
 def summarize(xs: Sequence[float], confidence: float = 0.95) -> Summary:
     n = len(xs)
+    if any(math.isnan(x) for x in xs):     # not measured (host mode, no /proc/schedstat)
+        return Summary(n, math.nan, math.nan, math.nan)
     m = mean(xs)
     s = stdev(xs)
     half = t_ppf(0.5 + confidence / 2.0, n - 1) * s / math.sqrt(n) if n >= 2 else math.nan
