@@ -119,6 +119,7 @@ threads = integer(1, MAX_THREADS, "a number of threads")
 stress_seconds = integer(1, MAX_SECONDS, "whole seconds")
 spin_ms = number(0, MAX_MS, "milliseconds", lo_open=True)
 idle_ms = number(0, MAX_MS, "milliseconds")
+max_load = number(0, 1, "a fraction of the CPUs")
 
 
 def int_list(lo: int, hi: int, what: str) -> Callable[[str], list[int]]:

@@ -25,9 +25,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, NoReturn
 
-from . import (args, asym, bench, build, collect, compare, estimate, image, kconfig, kernels,
-               needs, paths, peers, scx, sidebyside, source, stress, suite, topology, tree, vm,
-               workload)
+from . import (args, asym, bench, build, collect, compare, estimate, host, image, kconfig,
+               kernels, needs, paths, peers, scx, sidebyside, source, stress, suite, topology,
+               tree, vm, workload)
 from .args import UsageError, one_line
 from .util import HarnessError, Stopwatch, log
 
@@ -72,10 +72,15 @@ def _workload(a: argparse.Namespace) -> tuple[str, dict | None]:
     return name, None
 
 
+# --a / --b when not given (None in the namespace: host mode tells the two apart)
+DEFAULT_A, DEFAULT_B = ("NO_STEAL",), ("STEAL",)
+
+
 def _spec(a: argparse.Namespace, wname: str, levels: list[int], size: int | None,
           custom: dict | None = None, files: tuple[str, ...] = ()) -> bench.BenchSpec:
     spec = bench.BenchSpec(
-        a=bench.Side("A", a.a), b=bench.Side("B", a.b),
+        a=bench.Side("A", a.a if a.a is not None else DEFAULT_A),
+        b=bench.Side("B", a.b if a.b is not None else DEFAULT_B),
         levels=levels, size=size or 0, reps=a.reps,
         alternate=not a.no_alternate, warmup=a.warmup,
         extra_args=a.extra_args.split(), workload=wname, custom=custom,
@@ -122,13 +127,34 @@ def check_none(a: argparse.Namespace) -> None:
     """Every argument of the command is checked by its type= alone."""
 
 
+def _check_host(a: argparse.Namespace, guest_only: tuple[tuple[str, object, bool], ...]) -> None:
+    """--host leaves out what picks or builds a guest; --max-load and
+    --force-load go with --host only."""
+    if a.host:
+        for option, value, given in guest_only:
+            if given:
+                raise UsageError(option, value, f"no {option} with --host: the machine is the "
+                                 "one you are on, its kernel the running one")
+        return
+    for option, value in (("--max-load", None if a.max_load is None else f"{a.max_load:g}"),
+                          ("--force-load", a.force_load or None)):
+        if value is not None:
+            raise UsageError(option, value, "it only with --host")
+
+
 def check_bench(a: argparse.Namespace) -> None:
+    _check_host(a, (("--preset", a.preset, a.preset != "2x2x2"),
+                    ("--variant", a.variant, a.variant != "steal"),
+                    ("--append", a.append, bool(a.append)), ("--force", True, a.force)))
+    a.explicit_ab = a.a is not None or a.b is not None
     wname, custom = _workload(a)
     a.spec = _spec(a, wname, a.levels, a.size, custom, tuple(a.file))
     w = a.spec.wl
-    _tools_present(a, [w.binary] if w.binary in image.TOOLS else [])
+    if not a.host:      # the host's own programs: `command -v` in the script says
+        _tools_present(a, [w.binary] if w.binary in image.TOOLS else [])
     if a.name is None:
-        a.name = f"{time.strftime('%Y%m%d-%H%M%S')}-{a.preset}-{a.spec.workload}"
+        a.name = f"{time.strftime('%Y%m%d-%H%M%S')}-{'host' if a.host else a.preset}-" \
+            f"{a.spec.workload}"
 
 
 def check_suite(a: argparse.Namespace) -> None:
@@ -255,6 +281,8 @@ def _unbuilt(cs: list[sidebyside.Contender]) -> list[str]:
 
 
 def cmd_side_by_side(a: argparse.Namespace) -> int:
+    if a.host:          # the kernel's offer; without sched_ext, skipped with the reason
+        return host.side_by_side(show=_show)
     cs, specs = a.contenders, a.specs
     outdir = Path(a.outdir)
     total = sum(sidebyside.estimate_seconds(s, outdir) for s in specs)
@@ -353,7 +381,33 @@ def _wrote(out: dict) -> str:
                                                        "timeline_B") if k in out)
 
 
+def _show(text: str) -> None:
+    print(text.rstrip("\n"), flush=True)
+
+
+def _bench_host(a: argparse.Namespace) -> int:
+    """bench --host: on this machine (idlesteal/host.py, docs/host.md)."""
+    spec, outdir = a.spec, Path(a.outdir)
+    if a.dry_run:
+        runs = len(bench.plan(spec))
+        secs, src = estimate.est_seconds(a.name, "host", runs, outdir)
+        print(f"plan: {a.name}: this machine (host mode, the running kernel), {runs} runs "
+              f"({spec.warmup} warm-up) of {spec.wl.name} {spec.wl.level} "
+              f"{','.join(map(str, spec.levels))} {spec.wl.size_name} {spec.size}, "
+              f"A = {spec.a.name}, B = {spec.b.name} if the kernel has them "
+              f"(docs/host.md); ~{estimate.fmt_duration(secs)} ({src})")
+        return 0
+    out = host.bench(spec, a.name, outdir, explicit_ab=a.explicit_ab,
+                     max_load=host.DEFAULT_MAX_LOAD if a.max_load is None else a.max_load,
+                     force_load=a.force_load, timeout=a.timeout or 0, show=_show)
+    print(out["table"], end="")
+    print(_wrote(out))
+    return 0
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
+    if a.host:
+        return _bench_host(a)
     preset = topology.get(a.preset)
     spec = a.spec
     outdir = Path(a.outdir)
@@ -570,6 +624,17 @@ def parser() -> Parser:
         sp.add_argument("--append", default="", type=args.cmdline,
                         help="extra kernel command line")
 
+    def host_options(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--host", action="store_true",
+                        help="run on this machine and its running kernel, no VM (root; "
+                        "docs/host.md): the kernel's offer first, the machine's state put "
+                        "back after; without the series, the kernel as it is on both sides")
+        sp.add_argument("--max-load", default=None, type=args.max_load,
+                        help="with --host: stop when more than this fraction of the CPUs is "
+                        f"already busy (default {host.DEFAULT_MAX_LOAD})")
+        sp.add_argument("--force-load", action="store_true",
+                        help="with --host: run even above --max-load (the load is recorded)")
+
     def filters(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--presets", default=None, type=args.presets,
                         help="only these presets (comma-separated)")
@@ -579,11 +644,11 @@ def parser() -> Parser:
     def ab(sp: argparse.ArgumentParser, reps: int) -> None:
         sp.add_argument("--reps", type=args.reps, default=reps,
                         help=f"repetitions per side and load level (default {reps})")
-        sp.add_argument("--a", default="NO_STEAL", type=args.features,
+        sp.add_argument("--a", default=None, type=args.features,
                         help="side A sched features (baseline; words of kernel/sched/"
-                        "features.h, NO_ to turn one off)")
-        sp.add_argument("--b", default="STEAL", type=args.features,
-                        help="side B sched features")
+                        "features.h, NO_ to turn one off; default NO_STEAL)")
+        sp.add_argument("--b", default=None, type=args.features,
+                        help="side B sched features (default STEAL)")
         sp.add_argument("--warmup", type=args.warmup, default=1, help="discarded warm-up runs")
         sp.add_argument("--no-alternate", action="store_true",
                         help="always run A before B (default alternates per repetition)")
@@ -634,6 +699,9 @@ def parser() -> Parser:
                     help="do not trace the runs (no wasted-CPU-time column, docs/waste.md)")
     sp.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     sp.add_argument("-v", "--verbose", action="store_true", help="show all build output")
+    sp.add_argument("--host", action="store_true",
+                    help="on this machine (docs/host.md): the kernel's offer; the sched_ext "
+                    "part is skipped with its reason where the kernel has no sched_ext")
 
     sp = command("check-series", "build every prefix of the series (bisectability)",
                  cmd_check_series)
@@ -683,6 +751,7 @@ def parser() -> Parser:
     sp.add_argument("--name", type=args.name,
                     help="results/<name>.{json,txt,png} (letters, digits, . _ -)")
     timeout(sp, None, "guest timeout (default: 120 + 240 per run)")
+    host_options(sp)
 
     sp = command("suite", "the benchmark suite (configs/bench.suite): one A/B "
                  "boot per entry, then results/summary.txt", cmd_suite, check_suite)

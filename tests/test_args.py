@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import (args, asym, bench, build, cli, collect, image, kernels, needs, paths,
-                       peers, scx, sidebyside, source, stress, suite, tree, vm)
+from idlesteal import (args, asym, bench, build, cli, collect, host, image, kernels, needs,
+                       paths, peers, scx, sidebyside, source, stress, suite, tree, vm)
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,7 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("side-by-side", "--dry-run"): FLAG,
     ("side-by-side", "--no-waste"): FLAG,
     ("side-by-side", "-v"): FLAG,
+    ("side-by-side", "--host"): FLAG,
     ("check-series", "--variant"): bad(VARIANT),
     ("check-series", "-v"): FLAG,
     ("image", "--arch"): bad(["", "x", "riscv64"]),
@@ -98,11 +99,11 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("boot", "--tools"): bad(["nope", "perf,perf", ",", "../perf"]),
     ("boot", "--file"): bad(FILE_SPEC),
     ("boot", "--timeout"): bad(SECONDS),
-    ("bench", "--variant"): bad(VARIANT),
-    ("bench", "--preset"): bad(PRESET),
+    ("bench", "--variant"): bad(VARIANT) + bad(["base"], "--host"),
+    ("bench", "--preset"): bad(PRESET) + bad(["1x1x2"], "--host"),
     ("bench", "--no-build"): FLAG,
     ("bench", "--force"): FLAG,
-    ("bench", "--append"): bad(CMDLINE),
+    ("bench", "--append"): bad(CMDLINE) + bad(["quiet"], "--host"),
     ("bench", "--workload"): bad(["", "nope", "../x", "a/b", ".x"])
     + bad(["hackbench"], "--command=prog {level}", "--metric=(\\d+)"),
     ("bench", "--command"): bad(["", "prog -n 4", "'unclosed {level}", "a\tb {level}"],
@@ -125,6 +126,9 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("bench", "--extra-args"): bad(TEXT),
     ("bench", "--name"): bad(NAME),
     ("bench", "--timeout"): bad(SECONDS),
+    ("bench", "--host"): FLAG,
+    ("bench", "--max-load"): bad(["-1", "2", "nan", "inf", "", "x"], "--host") + bad(["0.5"]),
+    ("bench", "--force-load"): FLAG,
     ("suite", "--variant"): bad(VARIANT),
     ("suite", "--no-build"): FLAG,
     ("suite", "--force"): FLAG,
@@ -260,7 +264,8 @@ def sandbox(tmp_path, monkeypatch):
                        (image, ["build_base", "compile_workloads"]), (vm, ["run_script"]),
                        (scx, ["build_schedulers"]), (peers, ["ensure"]),
                        (asym, ["bench"]), (bench, ["run_ab"]), (sidebyside, ["run"]),
-                       (stress, ["run"]), (collect, ["collect"]), (suite, ["write_summary"])):
+                       (stress, ["run"]), (collect, ["collect"]), (suite, ["write_summary"]),
+                       (host, ["bench", "side_by_side", "session"])):
         for n in names:
             monkeypatch.setattr(mod, n, work(f"{mod.__name__}.{n}"))
 
