@@ -175,8 +175,9 @@ def check_side_by_side(a: argparse.Namespace) -> None:
     with _arg("--suite-file", str(path), "entries for side by side"):
         a.specs = sidebyside.specs(_select(a, path, entries), a.contenders, a.reps,
                                    waste=not a.no_waste)
-    _tools_present(a, sorted({e.wl.binary for s in a.specs for e in s.entries
-                           if e.wl.binary in image.TOOLS}))
+    if not a.host:      # host mode builds no image
+        _tools_present(a, sorted({e.wl.binary for s in a.specs for e in s.entries
+                               if e.wl.binary in image.TOOLS}))
 
 
 def check_kernels(a: argparse.Namespace) -> None:

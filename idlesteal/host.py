@@ -32,6 +32,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -1030,6 +1031,12 @@ def _bench(spec: "bench_mod.BenchSpec", name: str, outdir: Path, *, explicit_ab:
         extra = paths_of_files(spec.files)
         if w.binary in {p.stem for p in _workload_exes()}:      # wakelat: built here
             extra += [p.parent for p in image.compile_workloads()[:1]]
+        if not shutil.which(w.binary, path=script_path(extra)):
+            pkg = image.TOOLS.get(w.binary, ("", "rt-tests" if w.binary == "hackbench"
+                                             else ""))[1]
+            raise HostError(f"--host: {w.binary} is not installed on this machine"
+                            + (f" (Debian package {pkg})" if pkg else "")
+                            + "; --file PROG puts your own program's directory on the PATH")
         topo = o.topology
         script = bench_mod.script(spec, runs, topo.ncpus, mem_mb(root),
                                   trace_kb=trace_kb(topo.ncpus, mem_mb(root)))

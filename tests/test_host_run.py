@@ -193,3 +193,15 @@ def test_side_by_side_host_says_why_the_sched_ext_part_is_skipped(tmp_path):
         assert "side by side skipped: the running kernel has no sched_ext" in r.stdout
     assert r.stdout.startswith("host: ")
     as_it_was(before)
+
+
+def test_a_workload_not_installed_is_named_before_any_load(tmp_path):
+    before = machine_state()
+    r = subprocess.run(bench(tmp_path, "--workload", "mine", "--command",
+                             "idlesteal-no-such-prog {level}", "--metric", "t=([0-9.]+)"),
+                       cwd=paths.REPO, env=env(tmp_path), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 1
+    assert "error: --host: idlesteal-no-such-prog is not installed on this machine" in r.stderr
+    assert not list((tmp_path / "build").glob("runs/*"))
+    as_it_was(before)
