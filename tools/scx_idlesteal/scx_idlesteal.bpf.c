@@ -232,6 +232,17 @@ static void set_overloaded(s32 cpu, bool on)
 		__sync_fetch_and_and(&c->word, ~bit);
 }
 
+/*
+ * @llc's overload mask word @i, or NULL past its last word: the walk over
+ * an LLC's words, bpf_for(i, 0, MAX_CHUNKS) up to the first NULL.
+ */
+static struct mask_chunk *llc_chunk(u32 llc, u32 i)
+{
+	if (llc >= MAX_LLCS || i >= (llc_nr(llc) + CHUNK_BITS - 1) / CHUNK_BITS)
+		return NULL;
+	return MEMBER_VPTR(overload, [llc][i]);
+}
+
 static bool is_overloaded(u32 llc, u32 pos)
 {
 	struct mask_chunk *c = mask_chunk(llc, pos);
@@ -580,16 +591,13 @@ static bool steal(s32 cpu, const struct want *w)
 static bool llc_overloaded(u32 llc)
 {
 	struct mask_chunk *c;
-	u32 i, n;
+	u32 i;
 
-	if (llc >= MAX_LLCS)
-		return false;
-	n = (llc_nr(llc) + CHUNK_BITS - 1) / CHUNK_BITS;
 	bpf_for(i, 0, MAX_CHUNKS) {
-		if (i >= n)
+		c = llc_chunk(llc, i);
+		if (!c)
 			break;
-		c = MEMBER_VPTR(overload, [llc][i]);
-		if (c && c->word)
+		if (c->word)
 			return true;
 	}
 	return false;
@@ -882,7 +890,7 @@ static u64 stat_total(u32 idx)
 void BPF_STRUCT_OPS(idlesteal_dump, struct scx_dump_ctx *dctx)
 {
 	struct mask_chunk *c;
-	u32 llc, i, n;
+	u32 llc, i;
 
 	scx_bpf_dump("idlesteal: steal=%d nearest_llc=%d slice_ns=%llu vtime_now=%llu\n",
 		     steal_enabled, nearest_llc, slice(), vtime_now);
@@ -904,12 +912,11 @@ void BPF_STRUCT_OPS(idlesteal_dump, struct scx_dump_ctx *dctx)
 			break;
 		scx_bpf_dump("idlesteal: llc %u node %u cpus %u overloaded positions:",
 			     llc, llc_node_of(llc), llc_nr(llc));
-		n = (llc_nr(llc) + CHUNK_BITS - 1) / CHUNK_BITS;
 		bpf_for(i, 0, MAX_CHUNKS) {
-			if (i >= n)
+			c = llc_chunk(llc, i);
+			if (!c)
 				break;
-			c = MEMBER_VPTR(overload, [llc][i]);
-			if (c && c->word)
+			if (c->word)
 				scx_bpf_dump(" %u+0x%llx", i * CHUNK_BITS, c->word);
 		}
 		scx_bpf_dump("\n");
