@@ -15,7 +15,9 @@ What differs is only around it:
   on/off, buffer size, clock, overwrite, the measure's events, the debugfs
   and tracefs mounts it made) saved first, also to a file next to the lock,
   and put back on success, failure, Ctrl-C and SIGTERM (a run killed with
-  SIGKILL is put back by the next one, from that file);
+  SIGKILL is put back by the next one, from that file); the script traces
+  in a tracefs instance of its own (INSTANCE), removed after, so the
+  top-level buffer and its settings are left alone;
 - `sample_load()`: the load already running at the start; above
   --max-load the run stops unless --force-load;
 - `run_script()`: the script under /bin/sh in its own process group, its
@@ -54,6 +56,10 @@ LOCK = "run/lock/idlesteal-host.lock"
 # The saved state while a run holds the lock (removed once it is restored).
 STATE = "run/lock/idlesteal-host.state.json"
 TRACEFS = "sys/kernel/tracing"
+# The tracefs instance host mode traces in (helpers.sh's IDLESTEAL_TRACEFS):
+# its own ring buffers, clock and events, so the top-level buffer, and any
+# tracing someone else does there, is left alone; removed after the run.
+INSTANCE = "sys/kernel/tracing/instances/idlesteal"
 DEBUGFS = "sys/kernel/debug"
 FEATURES = "sys/kernel/debug/sched/features"
 VERBOSE = "sys/kernel/debug/sched/verbose"
@@ -525,6 +531,7 @@ class State:
     """What host mode may change, as it was.  None: the file was missing or
     not readable (nothing to put back)."""
     mounts_made: list[str] = field(default_factory=list)   # targets, in mount order
+    instance_made: Optional[str] = None                     # INSTANCE, once made
     features: Optional[list[str]] = None
     verbose: Optional[str] = None
     schedstats: Optional[str] = None
@@ -588,7 +595,7 @@ def differences(want: State, have: State) -> list[str]:
     """What differs between two states (mounts and pid aside)."""
     out = []
     for f in dataclasses.fields(State):
-        if f.name in ("mounts_made", "pid"):
+        if f.name in ("mounts_made", "instance_made", "pid"):
             continue
         a, b = getattr(want, f.name), getattr(have, f.name)
         if f.name == "features" and a is not None and b is not None:
@@ -627,35 +634,52 @@ def _try_write(path: Path, value: str, problems: list[str]) -> None:
         problems.append(f"{path}: cannot write {value!r}: {e.strerror or e}")
 
 
+_TRACE_FIELDS = ("tracing_on", "buffer_size_kb", "per_cpu_kb", "trace_clock", "overwrite",
+                 "events")
+
+
 def restore(state: State, root: Path = ROOT, umount: Unmounter = real_umount) -> list[str]:
-    """Put everything in `state` back, unmount what host mode mounted, and
-    return what could not be put back (empty when all is as it was)."""
+    """Remove host mode's tracefs instance, write back what differs from
+    `state` (nothing else: a value as found is not written again), unmount
+    what host mode mounted, and return what could not be put back (empty
+    when all is as it was)."""
     problems: list[str] = []
+    if state.instance_made:
+        inst = _p(root, state.instance_made)
+        if inst.exists():
+            try:
+                os.rmdir(inst)
+            except OSError as e:
+                problems.append(f"{inst}: cannot remove the tracefs instance: "
+                                f"{e.strerror or e}")
+    now = snapshot(root)
+    differ = {d.split(":")[0] for d in differences(state, now)}
     t = _p(root, TRACEFS)
-    if (t / "trace").exists() and state.tracing_on is not None:
+    if (t / "trace").exists() and state.tracing_on is not None and differ & set(_TRACE_FIELDS):
+        # something traced in the top-level buffer: put it back as it was
         _try_write(t / "tracing_on", "0", problems)
-        for e, v in state.events.items():
-            _try_write(t / f"events/sched/{e}/enable", v, problems)
-        if state.overwrite is not None:
+        for ev, v in state.events.items():
+            if now.events.get(ev) != v:
+                _try_write(t / f"events/sched/{ev}/enable", v, problems)
+        if state.overwrite is not None and "overwrite" in differ:
             _try_write(t / "options/overwrite", state.overwrite, problems)
-        if state.trace_clock:
+        if state.trace_clock and "trace_clock" in differ:
             _try_write(t / "trace_clock", state.trace_clock, problems)
         if state.buffer_size_kb == "X":
             for cpu, kb in state.per_cpu_kb.items():
                 _try_write(t / "per_cpu" / cpu / "buffer_size_kb", kb, problems)
-        elif state.buffer_size_kb:
+        elif state.buffer_size_kb and "buffer_size_kb" in differ:
             _try_write(t / "buffer_size_kb", state.buffer_size_kb, problems)
         _try_write(t / "trace", "", problems)        # the run's events, not left behind
         _try_write(t / "tracing_on", state.tracing_on, problems)
-    if state.features is not None:
-        now = _read(_p(root, FEATURES))
-        have = set(parse_features(now)) if now is not None else set()
+    if state.features is not None and "features" in differ:
+        have = set(now.features or [])
         for w in state.features:
             if w not in have:
                 _try_write(_p(root, FEATURES), w, problems)
-    if state.verbose is not None:
+    if state.verbose is not None and "verbose" in differ:
         _try_write(_p(root, VERBOSE), state.verbose, problems)
-    if state.schedstats is not None:
+    if state.schedstats is not None and "schedstats" in differ:
         _try_write(_p(root, SCHEDSTATS), state.schedstats, problems)
     left = differences(state, snapshot(root))
     # Unmount last: the values above live in the kernel, not in the mount.
@@ -769,6 +793,15 @@ def session(root: Path = ROOT, *, mount: Mounter = real_mount,
                 found.mounts_made, found.pid = state.mounts_made, state.pid
                 state = found
                 _p(root, STATE).write_text(json.dumps(state.to_json(), indent=1) + "\n")
+                inst = _p(root, INSTANCE)
+                if need_tracefs and inst.parent.is_dir():
+                    if inst.exists():
+                        raise HostError(f"the tracefs instance {inst} exists already (another "
+                                        "tool's, or left by a host run killed before it saved "
+                                        f"its state): `rmdir {inst}` if it is not in use")
+                    state.instance_made = INSTANCE
+                    _p(root, STATE).write_text(json.dumps(state.to_json(), indent=1) + "\n")
+                    os.mkdir(inst)
                 if state.schedstats == "0":
                     _write(_p(root, SCHEDSTATS), "1")
                 yield Session(root, state, recovered)
@@ -823,7 +856,7 @@ def script_path(extra: list[Path]) -> str:
 
 def run_script(script: str, *, name: str = "host", timeout: float = 600,
                meta: dict | None = None, path_dirs: list[Path] | None = None,
-               quiet: bool = False) -> HostResult:
+               quiet: bool = False, tracefs: Optional[Path] = None) -> HostResult:
     """Run `script` with the guest helpers under /bin/sh on this machine, in
     its own process group; its output, between image.parse_output()'s
     markers, goes to build/runs/<id>/output.log.  A script that fails or
@@ -836,6 +869,8 @@ def run_script(script: str, *, name: str = "host", timeout: float = 600,
     if meta is not None:
         (rd / vm.RUN_META).write_text(json.dumps(meta, indent=2) + "\n")
     env = dict(os.environ, PATH=script_path(path_dirs or []), LC_ALL="C")
+    if tracefs is not None:          # helpers.sh traces there
+        env["IDLESTEAL_TRACEFS"] = str(tracefs)
     say = (lambda m: None) if quiet else log
     say(f"running the script on this machine -> {rd}")
     t0 = time.monotonic()
@@ -1041,7 +1076,8 @@ def _bench(spec: "bench_mod.BenchSpec", name: str, outdir: Path, *, explicit_ab:
         script = bench_mod.script(spec, runs, topo.ncpus, mem_mb(root),
                                   trace_kb=trace_kb(topo.ncpus, mem_mb(root)))
         res = run_script(script, name="bench", timeout=timeout or 120 + 240 * len(runs),
-                         path_dirs=extra,
+                         path_dirs=extra, tracefs=_p(root, s.state.instance_made)
+                         if s.state.instance_made else None,
                          meta={"kind": "host-bench", "name": name, "spec": spec.to_json(),
                                "offer": o.to_json()})
         changed = check_same(topo, res.sections.get("topology", ""))

@@ -463,3 +463,34 @@ def test_trace_buffer_on_the_host():
     s = spec(a=(), b=())
     assert "trace_setup 65536\n" in bench.script(s, bench.plan(s), 2, 24000, trace_kb=65536)
     assert "trace_setup 65536" not in bench.script(s, bench.plan(s), 2, 24000)
+
+
+def test_the_run_traces_in_an_instance_of_its_own(kernel):
+    (kernel / host.TRACEFS / "instances").mkdir()
+    top = kernel / host.TRACEFS / "trace"
+    top.write_text("someone else's trace\n")
+    before = host.snapshot(kernel)
+    inst = kernel / host.INSTANCE
+    with host.session(kernel, umount=lambda p: None) as s:
+        assert s.state.instance_made == host.INSTANCE and inst.is_dir()
+        assert json.loads((kernel / host.STATE).read_text())["instance_made"] == host.INSTANCE
+    assert not inst.exists()
+    assert host.differences(before, host.snapshot(kernel)) == []
+    assert top.read_text() == "someone else's trace\n"      # nothing differed: not written
+    # an instance of that name already there: refused, nothing changed
+    inst.mkdir()
+    with pytest.raises(host.HostError, match="exists already"):
+        with host.session(kernel, umount=lambda p: None):
+            pass
+    assert inst.is_dir() and not (kernel / host.STATE).exists()
+
+
+def test_a_killed_runs_instance_is_removed_by_the_next(kernel):
+    (kernel / host.TRACEFS / "instances/idlesteal").mkdir(parents=True)
+    old = host.snapshot(kernel)
+    old.pid, old.instance_made = 4243, host.INSTANCE
+    (kernel / host.STATE).parent.mkdir(parents=True, exist_ok=True)
+    (kernel / host.STATE).write_text(json.dumps(old.to_json()))
+    with host.session(kernel, umount=lambda p: None) as s:
+        assert "pid 4243" in s.recovered and (kernel / host.INSTANCE).is_dir()  # made anew
+    assert not (kernel / host.INSTANCE).exists()

@@ -60,9 +60,10 @@ def one_at_a_time():
         os.close(fd)
 
 
-def machine_state() -> tuple[dict, host.State]:
-    """Which of debugfs/tracefs are mounted, and the state host mode keeps
-    (tracefs mounted for the reading and unmounted again if it was not)."""
+def machine_state() -> tuple[dict, host.State, bool]:
+    """Which of debugfs/tracefs are mounted, the state host mode keeps, and
+    whether its tracefs instance exists (tracefs mounted for the reading and
+    unmounted again if it was not)."""
     mounts = {t: host.mounted(ROOT, t) for t in (host.DEBUGFS, host.TRACEFS)}
     made = []
     for fs, t in (("debugfs", host.DEBUGFS), ("tracefs", host.TRACEFS)):
@@ -71,16 +72,18 @@ def machine_state() -> tuple[dict, host.State]:
             made.append(t)
     try:
         state = host.snapshot(ROOT)
+        instance = (ROOT / host.INSTANCE).exists()
     finally:
         for t in reversed(made):
             host.real_umount(ROOT / t)
-    return mounts, state
+    return mounts, state, instance
 
 
-def as_it_was(before: tuple[dict, host.State]) -> None:
+def as_it_was(before: tuple[dict, host.State, bool]) -> None:
     after = machine_state()
     assert after[0] == before[0], f"mounts: {after[0]}, were {before[0]}"
     assert host.differences(before[1], after[1]) == []
+    assert not after[2], f"{host.INSTANCE} left behind"
     assert not (ROOT / host.STATE).exists(), "the saved state was left behind"
     fd = os.open(ROOT / host.LOCK, os.O_RDWR | os.O_CREAT)
     try:
@@ -119,6 +122,9 @@ def test_bench_host_hackbench_with_the_wasted_time_measure(tmp_path):
     if not hm["offer"]["steal"]:
         assert "STEAL A/B skipped: " in out and data["meta"]["A"] == [] == data["meta"]["B"]
     assert (tmp_path / "out/hb-timeline-A.png").exists()
+    (log,) = (tmp_path / "build/runs").glob("*-bench-host/output.log")
+    assert "==> /sys/kernel/tracing/instances/idlesteal/per_cpu/cpu" in log.read_text(), \
+        "not traced in host mode's own tracefs instance"
     as_it_was(before)
 
 
