@@ -58,11 +58,14 @@ What is assumed before the state is known:
   is assumed idle from the start: `Waste.assumed_idle_cpus` lists them.
 * A task's state is unknown until an event defines it (a wakeup, a
   switch in or out, the initial current task of a CPU); until then it
-  counts as nothing.  A task first seen being switched in had been
-  waiting since before its first event: that waiting is not counted
-  (`Waste.unknown_start_tasks`).  Start tracing before the workload, or
-  put the window start after a warm-up, and the undercount is confined
-  to what precedes the window.
+  counts as nothing.  Except: a task whose first event within the first
+  `lookahead` events is being switched in (or migrated) was runnable and
+  waiting from the first event of the trace (no wakeup of it is in the
+  trace and no CPU ran it), on the CPU it is switched in on (migrated
+  from).  One first seen so later had been waiting since before its first
+  event: that waiting is not counted (`Waste.unknown_start_tasks`).  Start
+  tracing before the workload, or put the window start after a warm-up,
+  and the undercount is confined to what precedes the window.
 * The online set is fixed: CPU hotplug during the window is not modelled.
 
 Lost events fail the analysis (`LostEvents`): a ``CPU:N [LOST M EVENTS]``
@@ -623,7 +626,7 @@ class Analyser:
             return
         self._pending.append(ev)
         self._first_cur.setdefault(ev.cpu, ev.cur)
-        if len(self._first_cur) == len(self.cpus) or len(self._pending) >= self.lookahead:
+        if len(self._pending) >= self.lookahead:
             self._replay()
 
     def _replay(self) -> None:
@@ -649,8 +652,31 @@ class Analyser:
             if pid:
                 task = self._task(pid, "")
                 task.state, task.cpu = _RUN, c
+        for pid, (cpu, comm) in self._waiting_from_start(pending).items():
+            self._set(self._task(pid, comm), _WAIT, cpu, t0)
         for ev in pending:
             self._process(ev)
+
+    def _waiting_from_start(self, pending: list[Event]) -> dict[int, tuple[int, str]]:
+        """Tasks whose first event in the lookahead is being switched in or
+        migrated: no wakeup of theirs is in the trace and no CPU ran them
+        at its start, so they were runnable and waiting from the first
+        event, on the CPU they are switched in on (or migrated from)."""
+        seen = {pid for pid in self._first_cur.values() if pid}
+        out: dict[int, tuple[int, str]] = {}
+        for ev in pending:
+            if ev.name == "sched_switch":
+                seen.add(ev.pid)
+                if ev.next_pid and ev.next_pid not in seen:
+                    seen.add(ev.next_pid)
+                    out[ev.next_pid] = (ev.cpu, ev.next_comm)
+            elif ev.name == "sched_migrate_task":
+                if ev.pid not in seen:
+                    seen.add(ev.pid)
+                    out[ev.pid] = (ev.orig_cpu, ev.comm)
+            elif ev.pid >= 0:
+                seen.add(ev.pid)
+        return {pid: (cpu, comm) for pid, (cpu, comm) in out.items() if cpu in self._online}
 
     # -- the window
 

@@ -240,9 +240,16 @@ def test_a_run_that_starts_mid_state():
     assert w.idle[0] == us(0) and w.idle[1] == us(300)
     assert w.wasted["llc"] == us(1500)
     assert w.wasted_cpu[1] == us(300)
-    # B's waiting before 200 is unknown and not counted; run delay C
-    # 0..300 + A 200..600 = 700
-    assert w.run_delay == us(700)
+    # B's first event is its switch-in: no wakeup of it in the trace and no
+    # CPU ran it, so it waited on CPU 0 from the first event (0..200, CPU 0
+    # busy: nothing more wasted).  Run delay C 0..300 + A 200..600 + B
+    # 0..200 = 900
+    assert w.run_delay == us(900)
+    assert w.unknown_start_tasks == 0 and w.inconsistencies == 0
+    # Beyond the lookahead (1 event here) that is not known: B's waiting
+    # before 200 is not counted (run delay 700) and B is an unknown start
+    w = waste.Analyser(T222, lookahead=1).feed_lines(t.text().splitlines()).finish()
+    assert w.run_delay == us(700) and w.wasted["llc"] == us(1500)
     assert w.unknown_start_tasks == 1 and w.inconsistencies == 0
     # the same trace measured from 200 us (the events before set the state):
     # CPU 1 200..300 + CPUs 2, 3 200..600 = 100 + 800 = 900; run delay C

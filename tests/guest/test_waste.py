@@ -5,8 +5,8 @@ On 2x2x2 (LLC 0 = CPUs 0-3, LLC 1 = CPUs 4-7), two busy loops run for a
 traced window of W = 2 s of guest time:
 
 * stacked: both pinned to CPU 1.  One of the two always waits, so the run
-  delay is W (the kernel's own count, /proc/PID/schedstat's run_delay, says
-  the same); neither may run anywhere else, so no CPU's idle time is
+  delay is W (the kernel's own count, /proc/PID/schedstat's run_delay read
+  at the window's edges, says the same); neither may run anywhere else, so no CPU's idle time is
   wasted: LLC-wasted ~ 0.  Measured again as if nothing were pinned (no
   affinity map), the waiting loop makes the three other CPUs of LLC 0 (0,
   2, 3) wasted while they are idle: ~3 W at the LLC level, ~7 W for the
@@ -15,7 +15,10 @@ traced window of W = 2 s of guest time:
   LLC-wasted ~ 0.
 
 The tolerances allow for the guest's own housekeeping (the shell, kworkers,
-the timer tick): a few percent of W.
+the timer tick): a few percent of W.  The loops start before the trace: the
+one waiting when it starts is known to wait from its first event (its
+switch-in, with no wakeup before it: waste.py), so nothing is lost when a
+starved vCPU delays the first switch by hundreds of ms.
 """
 from __future__ import annotations
 
@@ -37,9 +40,12 @@ def script() -> str:
         lines += [f"loop {c1}; h1=$!", f"loop {c2}; h2=$!", "sleep 0.3",
                   f"section {name}.affinity", waste.AFFINITY_SNIPPET,
                   f"section {name}.pids", "echo $h1 $h2",
+                  # the kernel's own run_delay, read inside the window
+                  "trace_on",
                   f"section {name}.rd_before", "cat /proc/$h1/schedstat /proc/$h2/schedstat",
-                  "trace_on", f"sleep {W}", "trace_off",
+                  f"sleep {W}",
                   f"section {name}.rd_after", "cat /proc/$h1/schedstat /proc/$h2/schedstat",
+                  "trace_off",
                   "kill $h1 $h2; wait $h1 $h2 2>/dev/null",
                   f"trace_dump {name}"]
     return "\n".join(lines) + "\n"
@@ -73,12 +79,14 @@ def test_the_loops_were_pinned_as_planned(run):
 
 def test_stacked_loops_wait_but_waste_nothing(run):
     w = measure(run, "stacked")
-    assert w.window == pytest.approx(W, rel=0.05)
+    assert W <= w.window < 1.5 * W      # sleep never returns early; late under load
     assert w.inconsistencies == 0
     # one of the two always waits
     assert 0.9 * w.window <= w.run_delay <= 1.1 * w.window, w.format()
-    # the kernel's count (read just outside the window) agrees
-    assert kernel_run_delay(run, "stacked") == pytest.approx(w.run_delay, abs=0.1 * W)
+    # the kernel's count agrees: its reads bracket `sleep W` inside the
+    # window, so it covers at least W and at most the window
+    k = kernel_run_delay(run, "stacked")
+    assert w.run_delay - (w.window - W) - 0.02 * W <= k <= w.run_delay + 0.02 * W, w.format()
     # pinned: no other CPU could have run it
     assert w.wasted["llc"] < 0.02 * w.window, w.format()
 
