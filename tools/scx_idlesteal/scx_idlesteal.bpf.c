@@ -115,6 +115,8 @@ enum stat_idx {
 	IDLESTEAL_STAT_FALLBACK_RUN,	/* tasks taken from the fallback queue */
 	IDLESTEAL_STAT_MIGDIS,		/* migration-disabled tasks enqueued */
 	IDLESTEAL_STAT_REMOTE_IDLE,	/* sent to an idle CPU of another LLC, none in its own */
+	IDLESTEAL_STAT_YIELD_KEEP,	/* sched_yield() with nothing waiting: slice kept */
+	IDLESTEAL_STAT_YIELD_GIVE,	/* sched_yield() to a waiting task: slice ended */
 	IDLESTEAL_NR_STATS,
 };
 
@@ -834,6 +836,32 @@ void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
 		tctx->exec_at = p->se.sum_exec_runtime;
 }
 
+/*
+ * sched_yield(): @from gives its CPU up only to a task waiting for this CPU
+ * (its own queue, or a fallback task that may run here): then its slice
+ * ends.  With nothing waiting it keeps its slice and the kernel keeps it
+ * running without calling ops.dispatch(); sched_ext's default without
+ * ops.yield() ends the slice, which costs a dispatch (and a search for
+ * something to pull) and a slice refill per call.  Either way it is charged
+ * what it ran (ops.stopping()), not a slice.  yield_to() (@to set) is not
+ * supported: no boost, false.
+ */
+bool BPF_STRUCT_OPS(idlesteal_yield, struct task_struct *from, struct task_struct *to)
+{
+	s32 cpu;
+
+	if (to)
+		return false;
+	cpu = scx_bpf_task_cpu(from);
+	if (scx_bpf_dsq_nr_queued(cpu) > 0 || fallback_for(cpu)) {
+		scx_bpf_task_set_slice(from, 0);
+		stat_add(IDLESTEAL_STAT_YIELD_GIVE, 1);
+	} else {
+		stat_add(IDLESTEAL_STAT_YIELD_KEEP, 1);
+	}
+	return false;
+}
+
 /* Charge what @p ran, weighted: its real runtime, not its slice. */
 void BPF_STRUCT_OPS(idlesteal_stopping, struct task_struct *p, bool runnable)
 {
@@ -906,6 +934,8 @@ void BPF_STRUCT_OPS(idlesteal_dump, struct scx_dump_ctx *dctx)
 	scx_bpf_dump("idlesteal: fallback_run=%llu migdis=%llu remote_idle=%llu fallback_queued=%d\n",
 		     stat_total(IDLESTEAL_STAT_FALLBACK_RUN), stat_total(IDLESTEAL_STAT_MIGDIS),
 		     stat_total(IDLESTEAL_STAT_REMOTE_IDLE), scx_bpf_dsq_nr_queued(FALLBACK_DSQ));
+	scx_bpf_dump("idlesteal: yield_keep=%llu yield_give=%llu\n",
+		     stat_total(IDLESTEAL_STAT_YIELD_KEEP), stat_total(IDLESTEAL_STAT_YIELD_GIVE));
 
 	bpf_for(llc, 0, MAX_LLCS) {
 		if (llc >= nr_llcs)
@@ -967,6 +997,7 @@ SCX_OPS_DEFINE(idlesteal_ops,
 	       .update_idle		= (void *)idlesteal_update_idle,
 	       .running			= (void *)idlesteal_running,
 	       .stopping		= (void *)idlesteal_stopping,
+	       .yield			= (void *)idlesteal_yield,
 	       .enable			= (void *)idlesteal_enable,
 	       .init			= (void *)idlesteal_init,
 	       .dump			= (void *)idlesteal_dump,

@@ -32,13 +32,14 @@ enum stat_idx {
 	IDLESTEAL_STAT_QUEUED, IDLESTEAL_STAT_REMOTE_LLC, IDLESTEAL_STAT_FALLBACK,
 	IDLESTEAL_STAT_SYNC_QUEUED, IDLESTEAL_STAT_RECHECK, IDLESTEAL_STAT_IDLE_KICK,
 	IDLESTEAL_STAT_PULL, IDLESTEAL_STAT_FALLBACK_RUN, IDLESTEAL_STAT_MIGDIS,
-	IDLESTEAL_STAT_REMOTE_IDLE, IDLESTEAL_NR_STATS,
+	IDLESTEAL_STAT_REMOTE_IDLE, IDLESTEAL_STAT_YIELD_KEEP, IDLESTEAL_STAT_YIELD_GIVE,
+	IDLESTEAL_NR_STATS,
 };
 
 static const char *const stat_names[IDLESTEAL_NR_STATS] = {
 	"steals", "failed", "search_ns", "gated", "kicks", "local", "queued",
 	"remote_llc", "fallback", "sync_queued", "recheck", "idle_kick",
-	"pulls", "fallback_run", "migdis", "remote_idle",
+	"pulls", "fallback_run", "migdis", "remote_idle", "yield_keep", "yield_give",
 };
 
 static const char help_fmt[] =
