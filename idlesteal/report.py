@@ -329,12 +329,13 @@ def plot(spec: BenchSpec, rows: list[dict], path: Path, title: str) -> bool:
             continue
         g = [r["level"] for r in rs]
         label = f"{side}: {spec.side(side).name}"
-        ax1.errorbar(g, [r[side]["value"]["mean"] for r in rs],
-                     yerr=[r[side]["value"]["ci95"] for r in rs], marker=marker, capsize=3,
-                     label=label)
-        ax2.errorbar(g, [r[side]["busy"]["mean"] for r in rs],
-                     yerr=[r[side]["busy"]["ci95"] for r in rs], marker=marker, capsize=3,
-                     label=label)
+        for ax, key in ((ax1, "value"), (ax2, "busy")):
+            # one repetition has no interval (nan): no error bar then
+            err = [r[side][key]["ci95"] for r in rs]
+            ax.errorbar(g, [r[side][key]["mean"] for r in rs],
+                        yerr=None if all(e != e for e in err) else [0.0 if e != e else e
+                                                                     for e in err],
+                        marker=marker, capsize=3, label=label)
     w = spec.wl
     ax1.set_xlabel(f"{w.name} {w.level}")
     ax1.set_ylabel(f"{w.metric} ({w.unit})")

@@ -209,3 +209,14 @@ def test_schedstat_snapshots_must_list_every_cpu():
     with pytest.raises(bench.BenchParseError, match="went backwards"):
         bench.check_schedstat({k.replace("after", "x").replace("before", "after")
                                .replace("x", "before"): v for k, v in sections.items()}, runs, 8)
+
+
+def test_one_repetition_plots_without_error_bars(tmp_path: Path):
+    s = spec(reps=1)
+    runs = bench.plan(s)
+    ms = bench.collect(s, runs, fake_sections(s, runs, lambda r: 1.0))
+    rows = report.summarize(s, ms)
+    if report.pyplot() is None:
+        pytest.skip("no matplotlib")
+    assert report.plot(s, rows, tmp_path / "one.png", "one rep")
+    assert (tmp_path / "one.png").stat().st_size > 0
