@@ -26,6 +26,11 @@ of the `scx` kernel (docs/scx.md, "Correctness tests"):
   fallback claimed that CPU's idle bit without kicking it, so it stayed
   halted and hidden while the task waited for the busy CPU's slice;
 * -m (SCX_OPS_ENQ_MIGRATION_DISABLED, what 6.12 does): loads and runs;
+* CPU hotplug without a restart: loaded with CPU 6 offline, then CPU 6
+  online and six CPUs off- and online in turn under hackbench: sched_ext's
+  state, read every 100 ms, never leaves "enabled", the loader never
+  restarts and rewrites its topology each time, and it steals.  Before, it
+  had no ops.cpu_online/offline and sched_ext exited it at every change;
 * the watchdog limit and the debug dump: loaded with -t 1000 (a 1 s limit)
   and -s 3000000 (3 s slices), two spinners pinned to one CPU make one of
   them wait 3 s: it is ejected for a runnable task stall and its loader prints sched_ext's debug dump with ours in it.  This
@@ -58,6 +63,7 @@ HOGS_MIN_OVER_FAIR = 0.5
 HOGS_LOW2_OVER_FAIR = 0.7
 AFFMOVE = "affmove -s 1 -y 3 -b 2 -p 5 -r 20"   # CPUs 1-3 share an LLC, 5 does not
 AFFMOVE_SLICE_US = 200000
+HOTPLUG_CPUS = (3, 6, 1, 7, 3, 5)
 MARK = "idlesteal-test: deliberate stall from here"
 
 SCRIPT = f"""
@@ -128,6 +134,30 @@ hackbench -g 2 -l 50 >/dev/null
 after
 scx_end
 cat /tmp/migdis.log
+
+section hotplug
+echo 0 > /sys/devices/system/cpu/cpu6/online
+scx_start /tmp/hp.log scx_idlesteal
+(while [ ! -e /tmp/hp.stop ]; do hackbench -g 2 -l 50 >/dev/null; done) &
+hb=$!
+(while [ ! -e /tmp/hp.stop ]; do echo "state $(cat {scx.STATE})"; sleep 0.1; done) > /tmp/hp.states &
+st=$!
+sleep 1
+echo 1 > /sys/devices/system/cpu/cpu6/online
+sleep 1
+for cpu in {' '.join(map(str, HOTPLUG_CPUS))}; do
+    echo 0 > /sys/devices/system/cpu/cpu$cpu/online; sleep 0.5
+    echo 1 > /sys/devices/system/cpu/cpu$cpu/online; sleep 0.5
+done
+sleep 1
+touch /tmp/hp.stop
+wait $hb $st
+echo "online $(cat /sys/devices/system/cpu/online)"
+after
+scx_end
+cat /tmp/hp.log
+section hotplug_states
+sort /tmp/hp.states | uniq -c
 
 section dump
 echo "{MARK}" > /dev/console
@@ -231,6 +261,25 @@ def test_queued_task_moved_by_affinity_runs_on_the_idle_cpu(run):
 def test_loads_with_migration_disabled_enqueues(run):
     assert "enqueues migration-disabled tasks" in run.sections["migdis"]
     still_in_charge(run, "migdis")
+
+
+def test_cpu_hotplug_without_restart(run):
+    got = lines(run, "hotplug")
+    assert "online 0-7" in got, got
+    still_in_charge(run, "hotplug")
+    text = run.sections["hotplug"]
+    assert "restarting" not in text, text[-2000:]
+    assert text.count("scx_idlesteal: loaded") == 1, text[-2000:]
+    # loaded with CPU 6 offline; then one rewrite per change, each within 100 ms
+    assert "topology: 2 LLCs: 4 CPUs (node 0) 3 CPUs (node 0), online 0-5,7" in got, got
+    hotplug = [l for l in got if l.startswith("hotplug: ")]
+    assert len(hotplug) >= 1 + len(HOTPLUG_CPUS), got
+    assert hotplug[-1].endswith("online 0-7"), hotplug
+    final = scx.final_stats(text)
+    assert int(final["hotplug"]) == 1 + 2 * len(HOTPLUG_CPUS), final
+    assert int(final["steals"]) > 0, final
+    states = lines(run, "hotplug_states")
+    assert states and all(l.endswith("state enabled") for l in states), states
 
 
 def test_no_ejection_before_the_deliberate_stall(run):

@@ -44,8 +44,9 @@
  * With -n (or nearest_llc), a CPU whose own LLC has nothing to give also
  * tries the other LLCs of its NUMA node.
  *
- * CPU hotplug restarts the scheduler (no ops.cpu_online/offline): the
- * loader re-reads the topology and loads it again, as scx_simple does.
+ * CPU hotplug does not restart the scheduler (ops.cpu_online/offline): a
+ * CPU going offline stops being a steal victim, and the loader rewrites the
+ * topology tables when the online CPUs change.
  *
  * The watchdog limit is 5 s (the loader's -t); ops.dump() and friends add
  * the switches, counters, overload masks and per-CPU gate state to the
@@ -73,16 +74,23 @@ char _license[] SEC("license") = "GPL";
 #define IDLESTEAL_TIMEOUT_MS	5000
 
 /* Set by the loader before loading. */
-const volatile u32 nr_cpus = 1;
-const volatile u32 nr_llcs = 1;
+const volatile u32 nr_cpus = 1;		/* possible CPUs */
 const volatile u64 slice_ns;		/* 0: SCX_SLICE_DFL */
-const volatile u32 cpu_llc[MAX_CPUS];		/* CPU -> LLC */
-const volatile u32 cpu_pos[MAX_CPUS];		/* CPU -> position in its LLC */
-const volatile u32 cpu_nr_siblings[MAX_CPUS];
-const volatile u32 cpu_siblings[MAX_CPUS][MAX_SIBLINGS];	/* SMT, without self */
-const volatile u32 llc_nr_cpus[MAX_LLCS];
-const volatile u32 llc_cpus[MAX_LLCS][MAX_LLC_CPUS];	/* position -> CPU */
-const volatile u32 llc_node[MAX_LLCS];
+
+/*
+ * The topology of the online CPUs, written by the loader before loading and
+ * again, in place, when the online CPUs change (CPU hotplug): not rodata.
+ * Every read is bounded, so a program that runs while the loader rewrites
+ * them sees at worst a mix of old and new: a steal that fails or is missed.
+ */
+volatile u32 nr_llcs;
+volatile u32 cpu_llc[MAX_CPUS];			/* CPU -> LLC (MAX_LLCS: offline) */
+volatile u32 cpu_pos[MAX_CPUS];			/* CPU -> position in its LLC */
+volatile u32 cpu_nr_siblings[MAX_CPUS];
+volatile u32 cpu_siblings[MAX_CPUS][MAX_SIBLINGS];	/* SMT, without self */
+volatile u32 llc_nr_cpus[MAX_LLCS];
+volatile u32 llc_cpus[MAX_LLCS][MAX_LLC_CPUS];	/* position -> CPU */
+volatile u32 llc_node[MAX_LLCS];
 
 /* Run-time switches, written by the loader (SIGUSR1/SIGUSR2, -n). */
 volatile bool steal_enabled = true;
@@ -117,6 +125,7 @@ enum stat_idx {
 	IDLESTEAL_STAT_REMOTE_IDLE,	/* sent to an idle CPU of another LLC, none in its own */
 	IDLESTEAL_STAT_YIELD_KEEP,	/* sched_yield() with nothing waiting: slice kept */
 	IDLESTEAL_STAT_YIELD_GIVE,	/* sched_yield() to a waiting task: slice ended */
+	IDLESTEAL_STAT_HOTPLUG,		/* CPUs that went online or offline */
 	IDLESTEAL_NR_STATS,
 };
 
@@ -873,6 +882,37 @@ void BPF_STRUCT_OPS(idlesteal_enable, struct task_struct *p)
 	scx_bpf_task_set_dsq_vtime(p, vtime_now);
 }
 
+/*
+ * CPU hotplug.  Without these sched_ext exits the scheduler on every CPU
+ * change (the loader then loads it again, which under QEMU TCG takes 1-2 s
+ * of BPF verification, and a change meanwhile aborts the load).
+ *
+ * A CPU going offline: sched_ext stops calling ops.enqueue() for tasks of
+ * its runqueue once it is not active, and when it goes down moves every
+ * task of its runqueue, ours included (rq_offline_scx()).  A task in a
+ * CPU's queue is always on that CPU's runqueue: the queue is the one of
+ * task_cpu() when it is inserted (the fallback queue and a remote CPU's
+ * local DSQ are the exceptions, and neither belongs to a CPU), and a task
+ * leaves the queue before it migrates.  So nothing is left behind; the CPU
+ * is only dropped from its LLC's overload mask so that stealers skip it.
+ *
+ * The loader sees the online CPUs change within 100 ms and rewrites the
+ * topology tables; until then a CPU that was offline when they were last
+ * written belongs to no LLC: it serves its own queue and the fallback
+ * queue, takes tasks sent to it as an idle CPU, but neither steals nor is
+ * stolen from.
+ */
+void BPF_STRUCT_OPS(idlesteal_cpu_online, s32 cpu)
+{
+	stat_add(IDLESTEAL_STAT_HOTPLUG, 1);
+}
+
+void BPF_STRUCT_OPS(idlesteal_cpu_offline, s32 cpu)
+{
+	set_overloaded(cpu, false);
+	stat_add(IDLESTEAL_STAT_HOTPLUG, 1);
+}
+
 s32 BPF_STRUCT_OPS_SLEEPABLE(idlesteal_init)
 {
 	u32 i;
@@ -934,8 +974,9 @@ void BPF_STRUCT_OPS(idlesteal_dump, struct scx_dump_ctx *dctx)
 	scx_bpf_dump("idlesteal: fallback_run=%llu migdis=%llu remote_idle=%llu fallback_queued=%d\n",
 		     stat_total(IDLESTEAL_STAT_FALLBACK_RUN), stat_total(IDLESTEAL_STAT_MIGDIS),
 		     stat_total(IDLESTEAL_STAT_REMOTE_IDLE), scx_bpf_dsq_nr_queued(FALLBACK_DSQ));
-	scx_bpf_dump("idlesteal: yield_keep=%llu yield_give=%llu\n",
-		     stat_total(IDLESTEAL_STAT_YIELD_KEEP), stat_total(IDLESTEAL_STAT_YIELD_GIVE));
+	scx_bpf_dump("idlesteal: yield_keep=%llu yield_give=%llu hotplug=%llu\n",
+		     stat_total(IDLESTEAL_STAT_YIELD_KEEP), stat_total(IDLESTEAL_STAT_YIELD_GIVE),
+		     stat_total(IDLESTEAL_STAT_HOTPLUG));
 
 	bpf_for(llc, 0, MAX_LLCS) {
 		if (llc >= nr_llcs)
@@ -999,6 +1040,8 @@ SCX_OPS_DEFINE(idlesteal_ops,
 	       .stopping		= (void *)idlesteal_stopping,
 	       .yield			= (void *)idlesteal_yield,
 	       .enable			= (void *)idlesteal_enable,
+	       .cpu_online		= (void *)idlesteal_cpu_online,
+	       .cpu_offline		= (void *)idlesteal_cpu_offline,
 	       .init			= (void *)idlesteal_init,
 	       .dump			= (void *)idlesteal_dump,
 	       .dump_cpu		= (void *)idlesteal_dump_cpu,

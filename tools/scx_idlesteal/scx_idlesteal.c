@@ -33,13 +33,14 @@ enum stat_idx {
 	IDLESTEAL_STAT_SYNC_QUEUED, IDLESTEAL_STAT_RECHECK, IDLESTEAL_STAT_IDLE_KICK,
 	IDLESTEAL_STAT_PULL, IDLESTEAL_STAT_FALLBACK_RUN, IDLESTEAL_STAT_MIGDIS,
 	IDLESTEAL_STAT_REMOTE_IDLE, IDLESTEAL_STAT_YIELD_KEEP, IDLESTEAL_STAT_YIELD_GIVE,
-	IDLESTEAL_NR_STATS,
+	IDLESTEAL_STAT_HOTPLUG, IDLESTEAL_NR_STATS,
 };
 
 static const char *const stat_names[IDLESTEAL_NR_STATS] = {
 	"steals", "failed", "search_ns", "gated", "kicks", "local", "queued",
 	"remote_llc", "fallback", "sync_queued", "recheck", "idle_kick",
 	"pulls", "fallback_run", "migdis", "remote_idle", "yield_keep", "yield_give",
+	"hotplug",
 };
 
 static const char help_fmt[] =
@@ -182,34 +183,40 @@ static int cpu_node(int cpu)
 	return node;
 }
 
-/* Fill the scheduler's topology tables; prints and returns -1 on failure. */
-static int load_topology(struct scx_idlesteal *skel, int nr_cpus)
+/* The scheduler's topology tables (scx_idlesteal.bpf.c), of the online CPUs. */
+struct topology {
+	__u32 nr_llcs;
+	__u32 cpu_llc[MAX_CPUS];
+	__u32 cpu_pos[MAX_CPUS];
+	__u32 cpu_nr_siblings[MAX_CPUS];
+	__u32 cpu_siblings[MAX_CPUS][MAX_SIBLINGS];
+	__u32 llc_nr_cpus[MAX_LLCS];
+	__u32 llc_cpus[MAX_LLCS][MAX_LLC_CPUS];
+	__u32 llc_node[MAX_LLCS];
+};
+
+/*
+ * Read the topology of the CPUs online in @online; -1 on failure, said on
+ * stderr unless @quiet (a CPU going on- or offline may lack its cache
+ * information for a moment: tried again 100 ms later).
+ */
+static int read_topology(struct topology *t, const bool *online, int nr_cpus, bool quiet)
 {
-	static bool online[MAX_CPUS], llc[MAX_CPUS], smt[MAX_CPUS];
+	static bool llc[MAX_CPUS], smt[MAX_CPUS];
 	int llc_first[MAX_LLCS];
-	int nr_llcs = 0;
 	char path[256];
 
-	if (nr_cpus > MAX_CPUS) {
-		fprintf(stderr, "scx_idlesteal: %d possible CPUs, at most %d supported\n",
-			nr_cpus, MAX_CPUS);
-		return -1;
-	}
-	if (read_cpulist("/sys/devices/system/cpu/online", online, MAX_CPUS)) {
-		fprintf(stderr, "scx_idlesteal: cannot read the online CPUs\n");
-		return -1;
-	}
-
-	skel->rodata->nr_cpus = nr_cpus;
+	memset(t, 0, sizeof(*t));
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
 		int first = -1, id, n = 0;
 
 		/* Offline CPUs belong to no LLC: their marks are dropped. */
-		skel->rodata->cpu_llc[cpu] = MAX_LLCS;
+		t->cpu_llc[cpu] = MAX_LLCS;
 		if (!online[cpu])
 			continue;
 		if (read_llc(cpu, llc)) {
-			fprintf(stderr, "scx_idlesteal: cannot read the LLC of CPU %d\n", cpu);
+			if (!quiet)
+				fprintf(stderr, "scx_idlesteal: cannot read the LLC of CPU %d\n", cpu);
 			return -1;
 		}
 		for (int i = 0; i < nr_cpus; i++) {
@@ -220,28 +227,28 @@ static int load_topology(struct scx_idlesteal *skel, int nr_cpus)
 		}
 		if (first < 0)
 			first = cpu;
-		for (id = 0; id < nr_llcs; id++) {
+		for (id = 0; id < (int)t->nr_llcs; id++) {
 			if (llc_first[id] == first)
 				break;
 		}
-		if (id == nr_llcs) {
-			if (nr_llcs == MAX_LLCS) {
+		if (id == (int)t->nr_llcs) {
+			if (t->nr_llcs == MAX_LLCS) {
 				fprintf(stderr, "scx_idlesteal: more than %d LLCs\n", MAX_LLCS);
 				return -1;
 			}
-			llc_first[nr_llcs++] = first;
-			skel->rodata->llc_node[id] = cpu_node(cpu);
+			llc_first[t->nr_llcs++] = first;
+			t->llc_node[id] = cpu_node(cpu);
 		}
-		n = skel->rodata->llc_nr_cpus[id];
+		n = t->llc_nr_cpus[id];
 		if (n == MAX_LLC_CPUS) {
 			fprintf(stderr, "scx_idlesteal: more than %d CPUs in an LLC\n",
 				MAX_LLC_CPUS);
 			return -1;
 		}
-		skel->rodata->cpu_llc[cpu] = id;
-		skel->rodata->cpu_pos[cpu] = n;
-		skel->rodata->llc_cpus[id][n] = cpu;
-		skel->rodata->llc_nr_cpus[id] = n + 1;
+		t->cpu_llc[cpu] = id;
+		t->cpu_pos[cpu] = n;
+		t->llc_cpus[id][n] = cpu;
+		t->llc_nr_cpus[id] = n + 1;
 
 		snprintf(path, sizeof(path),
 			 "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu);
@@ -249,18 +256,87 @@ static int load_topology(struct scx_idlesteal *skel, int nr_cpus)
 		if (read_cpulist(path, smt, MAX_CPUS) == 0) {
 			for (int i = 0; i < nr_cpus && n < MAX_SIBLINGS; i++) {
 				if (i != cpu && smt[i] && online[i] && llc[i])
-					skel->rodata->cpu_siblings[cpu][n++] = i;
+					t->cpu_siblings[cpu][n++] = i;
 			}
 		}
-		skel->rodata->cpu_nr_siblings[cpu] = n;
+		t->cpu_nr_siblings[cpu] = n;
 	}
-	skel->rodata->nr_llcs = nr_llcs;
-	printf("topology: %d LLCs:", nr_llcs);
-	for (int id = 0; id < nr_llcs; id++)
-		printf(" %u CPUs (node %u)", skel->rodata->llc_nr_cpus[id],
-		       skel->rodata->llc_node[id]);
-	printf("\n");
 	return 0;
+}
+
+/*
+ * Write @t into the scheduler's tables: before the load, or while it runs
+ * (CPU hotplug).  Its programs bound every index they read, so one that
+ * reads during the copy, half old and half new, at worst looks for a task
+ * in the wrong queue or misses one: a failed or skipped steal.
+ */
+static void install_topology(struct scx_idlesteal *skel, const struct topology *t)
+{
+#define INSTALL(field) memcpy((void *)skel->bss->field, t->field, sizeof(t->field))
+	INSTALL(cpu_llc);
+	INSTALL(cpu_pos);
+	INSTALL(cpu_nr_siblings);
+	INSTALL(cpu_siblings);
+	INSTALL(llc_cpus);
+	INSTALL(llc_node);
+	INSTALL(llc_nr_cpus);
+#undef INSTALL
+	skel->bss->nr_llcs = t->nr_llcs;
+}
+
+static void print_topology(const char *tag, const struct topology *t, const char *online)
+{
+	printf("%s: %u LLCs:", tag, t->nr_llcs);
+	for (__u32 id = 0; id < t->nr_llcs; id++)
+		printf(" %u CPUs (node %u)", t->llc_nr_cpus[id], t->llc_node[id]);
+	printf(", online %s", online);
+	fflush(stdout);
+}
+
+/* The online CPU list as sysfs writes it ("0-7\n"), into @buf; 0 or -1. */
+static int read_online(char *buf, size_t size)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	if (fgets(buf, size, f))
+		ret = 0;
+	fclose(f);
+	return ret;
+}
+
+/*
+ * Read and install the topology of the CPUs online now if they are not
+ * @last (then updated), or, with @again, if it differs from what was
+ * installed: the cache information of the other CPUs of a CPU's LLC is
+ * updated in steps around its hotplug, so the loader reads it once more a
+ * second after a change.  @tag says when.  1: installed, 0: unchanged,
+ * -1: failed (a CPU in the middle of going on- or offline; tried again).
+ */
+static int update_topology(struct scx_idlesteal *skel, int nr_cpus, char *last, size_t size,
+			   const char *tag, bool again)
+{
+	static struct topology t, installed;
+	static bool online[MAX_CPUS];
+	char now[4096];
+
+	if (read_online(now, sizeof(now)))
+		return -1;
+	if (!again && last[0] && !strcmp(now, last))
+		return 0;
+	memset(online, 0, sizeof(online));
+	if (parse_cpulist(now, online, MAX_CPUS) ||
+	    read_topology(&t, online, nr_cpus, !strcmp(tag, "hotplug")))
+		return -1;
+	if (last[0] && !strcmp(now, last) && !memcmp(&t, &installed, sizeof(t)))
+		return 0;
+	install_topology(skel, &t);
+	installed = t;
+	snprintf(last, size, "%s", now);
+	print_topology(tag, &t, now);
+	return 1;
 }
 
 static void read_stats(struct scx_idlesteal *skel, __u64 *totals)
@@ -316,6 +392,9 @@ int main(int argc, char **argv)
 	__u64 slice_us = 0;
 	long timeout_ms = 0;
 	unsigned int watchdog_ms;
+	static char online_last[4096];
+	int nr_cpus, settle = 0;
+	long tick;
 	struct scx_idlesteal *skel;
 	struct bpf_link *link;
 	__u64 ecode;
@@ -363,11 +442,23 @@ restart:
 		skel->rodata->slice_ns = slice_us * 1000;
 	if (timeout_ms)
 		skel->struct_ops.idlesteal_ops->timeout_ms = timeout_ms;
+	/* The LLC tables change at run time (CPU hotplug): not rodata. */
 	watchdog_ms = skel->struct_ops.idlesteal_ops->timeout_ms;
 	if (enq_migdis)
 		skel->struct_ops.idlesteal_ops->flags |= SCX_OPS_ENQ_MIGRATION_DISABLED;
-	if (load_topology(skel, libbpf_num_possible_cpus()))
+	nr_cpus = libbpf_num_possible_cpus();
+	if (nr_cpus > MAX_CPUS) {
+		fprintf(stderr, "scx_idlesteal: %d possible CPUs, at most %d supported\n",
+			nr_cpus, MAX_CPUS);
 		return 1;
+	}
+	skel->rodata->nr_cpus = nr_cpus;
+	online_last[0] = 0;
+	if (update_topology(skel, nr_cpus, online_last, sizeof(online_last), "topology",
+			    false) < 0) {
+		fprintf(stderr, "scx_idlesteal: cannot read the topology\n");
+		return 1;
+	}
 	skel->data->steal_enabled = !start_off;
 	skel->bss->nearest_llc = nearest;
 
@@ -378,15 +469,31 @@ restart:
 	       enq_migdis ? ", enqueues migration-disabled tasks" : "", watchdog_ms);
 	fflush(stdout);
 
-	while (!exit_req && !UEI_EXITED(skel, uei)) {
+	/*
+	 * Every 100 ms: the switches, and the online CPUs (CPU hotplug: the
+	 * scheduler stays loaded, the tables are rewritten); every second the
+	 * counters.
+	 */
+	for (tick = 0; !exit_req && !UEI_EXITED(skel, uei); tick++) {
 		if (steal_req >= 0) {
 			skel->data->steal_enabled = steal_req;
 			start_off = !steal_req;
 			printf("scx_idlesteal: stealing %s\n", steal_req ? "on" : "off");
 			steal_req = -1;
 		}
-		print_stats("stats", skel);
-		sleep(1);
+		switch (update_topology(skel, nr_cpus, online_last, sizeof(online_last),
+					"hotplug", settle == 1)) {
+		case 1:
+			settle = 10;	/* read it again in a second */
+			break;
+		case 0:
+			if (settle > 0)
+				settle--;
+			break;
+		}
+		if (tick % 10 == 0)
+			print_stats("stats", skel);
+		usleep(100000);
 	}
 
 	print_stats("final", skel);
@@ -395,6 +502,7 @@ restart:
 	ecode = UEI_REPORT(skel, uei);
 	scx_idlesteal__destroy(skel);
 
+	/* A CPU change between opening and attaching (ops.hotplug_seq). */
 	if (UEI_ECODE_RESTART(ecode)) {
 		printf("scx_idlesteal: restarting (topology changed)\n");
 		goto restart;
