@@ -217,6 +217,10 @@ def summary_rows(entries: list[Entry], outdir: Path) -> tuple[list[dict], list[s
                 if b.get("cost", {}).get("ns_per_attempt") else None,
                 "newidle_us": (b["cost"]["newidle_cost_ns"] or 0) / 1000
                 if b.get("cost", {}).get("newidle_cost_ns") else None,
+                # wasted CPU time (docs/waste.md), when both sides were traced
+                "waste_a": (a.get("waste") or {}).get("llc_pct", {}).get("mean"),
+                "waste_b": (b.get("waste") or {}).get("llc_pct", {}).get("mean"),
+                "waste_removed": r.get("waste_removed_pct"),
                 "reps": a["value"]["n"], "date": meta.get("date"),
                 "host_cores": (meta.get("host") or {}).get("cores"),
                 "series_sha256": meta.get("series_sha256"),
@@ -224,10 +228,21 @@ def summary_rows(entries: list[Entry], outdir: Path) -> tuple[list[dict], list[s
     return rows, missing
 
 
+def _waste(r: dict) -> str:
+    """The summary's wasted-time cells: 'A>B' and 'removed [low, high]*'."""
+    a, b, rm = r.get("waste_a"), r.get("waste_b"), r.get("waste_removed")
+    cells = f"{_fmt(a, 2):>5}>{_fmt(b, 2):<5}" if a is not None and b is not None \
+        else f"{'-':>11}"
+    if rm:
+        low, high = (_fmt(x, 0) if x == x else "nan" for x in (rm["low"], rm["high"]))
+        cells += f" {rm['value']:>6.1f} [{low:>4},{high:>4}]{'*' if rm['welch_p'] < 0.05 else ''}"
+    return cells
+
+
 def summary_table(rows: list[dict], missing: list[str]) -> str:
     out = [f"{'preset':<7} {'workload':<22} {'lvl':>4} {'A (NO_STEAL)':>16} "
            f"{'B (STEAL)':>16} {'%speedup [95% CI]':>24} {'%busy A>B':>11} {'steal':>6} "
-           f"{'us/try':>6} {'nidle us':>8}"]
+           f"{'us/try':>6} {'nidle us':>8} {'wasted% A>B':>11} {'removed [95% CI]':>20}"]
     for r in rows:
         unit = r["unit"] or ""
         out.append(
@@ -235,8 +250,11 @@ def summary_table(rows: list[dict], missing: list[str]) -> str:
             f"{r['a']:>9.3g} {unit:<6} {r['b']:>9.3g} {unit:<6} "
             f"{r['speedup']:>7.1f} [{r['low']:6.1f},{r['high']:6.1f}]{'*' if r['significant'] else ' '} "
             f"{r['busy_a']:>5.1f}>{r['busy_b']:<5.1f} {r['steal_b']:>6.1f} "
-            f"{_fmt(r['us_per_try']):>6} {_fmt(r['newidle_us']):>8}")
+            f"{_fmt(r['us_per_try']):>6} {_fmt(r['newidle_us']):>8} {_waste(r)}")
     out.append("")
+    out.append("wasted% = LLC-wasted CPU time, % of the run's CPU time (idle while a task "
+               "allowed there waited in the LLC; docs/waste.md), A>B; removed = how much of "
+               "A's STEAL removes, [95% CI], * = Welch p < 0.05; - = not traced")
     out.append("A/B in one boot per line group, means over the repetitions; %speedup > 0: "
                "STEAL better (less time, or more req/s); * = Welch p < 0.05; steal = steals "
                "per CPU per run; us/try = mean cost of a steal attempt; nidle us = newidle "

@@ -132,3 +132,23 @@ def test_suite_use_before_definition_and_relative_files(tmp_path: Path):
 def test_bad_definitions_name_the_line(text, msg):
     with pytest.raises(HarnessError, match=msg):
         suite.parse(text, "f")
+
+
+def test_summary_carries_the_wasted_time_of_traced_runs(tmp_path: Path):
+    from tests.test_tracerun import T222, traced_sections
+    s = spec(waste="both")
+    runs = bench.plan(s)
+    ms = bench.collect(s, runs, traced_sections(s, runs), T222)
+    report.write("2x2x2-hackbench", tmp_path, s, ms, report.metadata(s, "2x2x2", {}, "q", {}))
+    text, _, js = suite.write_summary(suite.parse("2x2x2 hackbench 1,2\n"), tmp_path)
+    row = json.loads(js.read_text())["rows"][0]
+    # A's task waits 400 us, B's 100 us: 3 CPUs x 400 / 16000 us = 7.5%, 1.875%
+    assert row["waste_a"] == pytest.approx(7.5) and row["waste_b"] == pytest.approx(1.875)
+    assert row["waste_removed"]["value"] == pytest.approx(75.0)
+    assert " 7.50>1.88 " in text and "75.0 [" in text
+    # untraced results say "-"
+    s2 = spec()
+    ms2 = bench.collect(s2, bench.plan(s2), fake_sections(s2, bench.plan(s2), lambda r: 1.0))
+    report.write("2x2x2-hackbench", tmp_path, s2, ms2, report.metadata(s2, "2x2x2", {}, "q", {}))
+    text, _, js = suite.write_summary(suite.parse("2x2x2 hackbench 1,2\n"), tmp_path)
+    assert json.loads(js.read_text())["rows"][0]["waste_a"] is None
