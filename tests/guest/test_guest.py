@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from idlesteal import bench, report, schedstat, topology, vm, workload
+from idlesteal import bench, report, schedstat, topology, vm, waste, workload
 
 pytestmark = pytest.mark.guest
 
@@ -54,10 +54,13 @@ def test_ab_machinery_two_settings(guest, tmp_path):
     runs = bench.plan(spec)
     res = vm.run_script(bench.script(spec, runs), topology.get("2x2x2"), guest.kernel,
                         guest.initrd, timeout=600, name="ab-test")
-    ms = bench.collect(spec, runs, res.sections)
+    ms = bench.collect(spec, runs, res.sections, waste.from_preset(topology.get("2x2x2")))
     assert sorted((m.level, m.side) for m in ms) == sorted(
         [(g, s) for g in (1, 2) for s in "AB"] * 2)
     assert all(m.value > 0 and 0 < m.busy <= 100 and m.sched > 0 for m in ms)
+    # every run traced (waste="both"): a complete trace, in its window
+    assert all(m.waste is not None and m.waste["events"] > 0 and m.waste["window"] > 0
+               and m.waste["inconsistencies"] == 0 for m in ms)
     assert "NO_NI_RANDOM" in res.sections[f"{runs[0].tag}.features"].split()
     out = report.write("ab-test", tmp_path, spec, ms, {"preset": "2x2x2"})
     assert "%speedup" in out["table"]

@@ -206,6 +206,10 @@ def test_side_by_side_end_to_end(scx_guest, tmp_path):
     assert len(data["steals"]["scx_idlesteal"]) == 2
     assert "hackbench groups 1" in out["table"]
     assert out["png"] == tmp_path / "1x1x2.png" and out["png"].stat().st_size > 0
+    # the wasted-CPU measure under every scheduler (a DSQ wait is a wait)
+    assert all(m["waste"] is not None and m["waste"]["events"] > 0
+               for m in data["measurements"])
+    assert "wasted LLC %" in out["table"]
 
 
 def test_no_scheduler_ejected_and_no_kernel_error(scx_run):
