@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import provenance, stats
+from . import provenance, stats, waste
 from .util import say_once
 
 if TYPE_CHECKING:   # bench imports report (run_ab); annotations only here
@@ -69,6 +69,15 @@ WASTE_KEYS: dict[str, tuple[str, Any]] = {
     "p50_us": ("p50 us", lambda w: w["percentiles_us"]["p50"]),
     "p99_us": ("p99 us", lambda w: w["percentiles_us"]["p99"]),
 }
+# The migration lines under it (issue 20): key -> (heading, value of one run's
+# Waste.as_dict()); counts per CPU-second of the run's window.
+MIGRATION_KEYS: dict[str, tuple[str, Any]] = {
+    "migrations_waiting_per_cpu_s": ("migrations of waiting tasks /CPU-s",
+                                     lambda w: w["migrations_waiting"] / w["cpu_time"]),
+    "bounces_per_cpu_s": ("bounces /CPU-s", lambda w: w["bounces"] / w["cpu_time"]),
+    "migrations_per_cpu_s": ("all migrations /CPU-s",
+                             lambda w: w["migrations"] / w["cpu_time"]),
+}
 
 
 def _waste(sel: list[Measurement]) -> dict | None:
@@ -76,7 +85,8 @@ def _waste(sel: list[Measurement]) -> dict | None:
     ws = [m.waste for m in sel]
     if not ws or any(w is None for w in ws):
         return None
-    out: dict[str, Any] = {k: _stat([f(w) for w in ws]) for k, (_, f) in WASTE_KEYS.items()}
+    out: dict[str, Any] = {k: _stat([f(w) for w in ws])
+                           for k, (_, f) in {**WASTE_KEYS, **MIGRATION_KEYS}.items()}
     out["inconsistencies"] = sum(int(w["inconsistencies"]) for w in ws if w is not None)
     return out
 
@@ -230,6 +240,7 @@ def waste_table(rows: list[dict], lvl: str) -> list[str]:
             star = " *" if rm["welch_p"] < 0.05 else ""
             out.append(f"{'':>5}    B removes {rm['value']:.1f}% [{_ci(rm['low'])}, "
                        f"{_ci(rm['high'])}] of A's LLC-wasted time{star}")
+    out += migration_lines(rows)
     bad = sum(e["waste"]["inconsistencies"] for row in rows for side in ("A", "B")
               for e in [row.get(side) or {}] if "waste" in e)
     out.append("waste: guest-time scheduler trace of each run (idlesteal/waste.py, "
@@ -238,9 +249,31 @@ def waste_table(rows: list[dict], lvl: str) -> list[str]:
                "the same for the NUMA node / machine); @idle % = the part that began when "
                "the CPU went idle with a task already waiting; idle %, delay % = run delay "
                "(time tasks waited) per CPU time; ep/CPU-s = wasted episodes per CPU-second, "
-               "p50/p99 their lengths; * = Welch p < 0.05"
+               "p50/p99 their lengths; * = Welch p < 0.05; migrations: sched_migrate_task "
+               "of tasks other than per-CPU kthreads, of waiting tasks = the task was "
+               "queued, not running (a pull, steal or balance move, not a wakeup placement), "
+               "bounces = such a move X -> Y undone by the task's next move, Y -> X, also "
+               f"while waiting, within {waste.BOUNCE_WINDOW_NS / 1e6:g} ms; mean ± 95% CI"
                + (f"; {bad} trace events contradicted the model" if bad else ""))
     out.append("")
+    return out
+
+
+def migration_lines(rows: list[dict]) -> list[str]:
+    """The migration rows of the waste block: mean ± 95% CI per side and level."""
+    keys = [k for k in MIGRATION_KEYS
+            if any(k in ((row.get(side) or {}).get("waste") or {})
+                   for row in rows for side in ("A", "B"))]
+    if not keys:
+        return []
+    out = [f"{'migr':>5} side " + " ".join(f"{MIGRATION_KEYS[k][0]:>34}" for k in keys)]
+    for row in rows:
+        for side in ("A", "B"):
+            e = (row.get(side) or {}).get("waste")
+            if e is None:
+                continue
+            out.append(f"{row['level']:>5} {side:>4} " + " ".join(
+                f"{e[k]['mean']:>26.2f} ± {_ci(e[k]['ci95']):<5}" for k in keys))
     return out
 
 

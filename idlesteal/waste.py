@@ -40,6 +40,18 @@ The model (guest time, nanoseconds inside, seconds outside):
   wakeup becoming busy).  Episodes of zero length are dropped.
 * Run delay: the total time tasks spent WAITING (every waiting task,
   wherever it waits).
+* Migrations (issue 20): every sched_migrate_task inside the window of a
+  task that is not a per-CPU kthread (by name, as for affinity) and not
+  the idle task.  A *waiting-task move* is one of a task that was WAITING
+  when it was moved (a pull by the load balancer, newidle balance, a
+  steal, an active-balance push of a preempted task); every other one is
+  a placement of a sleeping task at its wakeup or fork (or of a task
+  whose state is not known yet).  A *bounce* is a waiting-task move
+  X -> Y undone by the task's very next migration, also a waiting-task
+  move, Y -> X, no later than BOUNCE_WINDOW_NS after the first (counted
+  on the first move, so X -> Y -> X -> Y is two; a wakeup placement
+  between the two breaks the pair; the first move must lie in the
+  window, the return is seen up to the window's end).
 
 Affinity: tracepoints do not carry masks.  `Affinity` gives allowed sets
 by pid or by comm (`parse_affinity`); per-CPU kernel threads are pinned
@@ -108,6 +120,9 @@ BUCKETS: tuple[tuple[Optional[int], str], ...] = (
     (10_000_000, "1-10ms"), (None, ">=10ms"))
 PERCENTILES = (50, 90, 99)
 NS = 1_000_000_000
+# A waiting-task move undone by the task's next move within this much
+# trace time is a bounce (docs/waste.md).
+BOUNCE_WINDOW_NS = 5_000_000
 _NEVER = 1 << 62            # a window start not yet seen (marker): nothing counts
 
 # Timeline: per CPU, (start s, end s, "idle" | "run" | "wasted"), in order.
@@ -409,6 +424,9 @@ class Waste:
     unknown_start_tasks: int = 0
     inconsistencies: int = 0
     waiters_on_idle_cpus: bool = False
+    migrations: int = 0                     # of tasks other than per-CPU kthreads
+    migrations_waiting: int = 0             # of those: the task was waiting (a pull/steal)
+    bounces: int = 0                        # of those: moved back by its next move, in time
 
     @property
     def window(self) -> float:
@@ -468,6 +486,11 @@ class Waste:
             "unknown_start_tasks": self.unknown_start_tasks,
             "inconsistencies": self.inconsistencies,
             "waiters_on_idle_cpus": self.waiters_on_idle_cpus,
+            "migrations": self.migrations, "migrations_waiting": self.migrations_waiting,
+            "bounces": self.bounces, "bounce_window_ns": BOUNCE_WINDOW_NS,
+            "migrations_per_cpu_s": self.migrations / self.cpu_time,
+            "migrations_waiting_per_cpu_s": self.migrations_waiting / self.cpu_time,
+            "bounces_per_cpu_s": self.bounces / self.cpu_time,
         }
 
     def format(self) -> str:
@@ -488,6 +511,11 @@ class Waste:
             "  began by: " + ", ".join(
                 f"{k} {self.began[k]:.6f} s ({self.began[k] * pct:.2f}%, "
                 f"{self.began_episodes[k]} episodes)" for k in KINDS),
+            f"migrations {self.migrations} ({self.migrations / self.cpu_time:.1f}/CPU-s), "
+            f"of waiting tasks {self.migrations_waiting} "
+            f"({self.migrations_waiting / self.cpu_time:.1f}/CPU-s), bounces {self.bounces} "
+            f"({self.bounces / self.cpu_time:.1f}/CPU-s, back within "
+            f"{BOUNCE_WINDOW_NS / 1e6:g} ms)",
         ]
         notes = []
         if self.assumed_idle_cpus:
@@ -506,7 +534,8 @@ _RUN, _WAIT, _BLOCK, _UNKNOWN = 0, 1, 2, 3
 
 
 class _Task:
-    __slots__ = ("pid", "comm", "state", "cpu", "mask", "eff", "since", "exiting")
+    __slots__ = ("pid", "comm", "state", "cpu", "mask", "eff", "since", "exiting",
+                 "moved_from", "moved_at")
 
     def __init__(self, pid: int, comm: str, mask: Optional[frozenset[int]]):
         self.pid, self.comm, self.mask = pid, comm, mask
@@ -514,6 +543,8 @@ class _Task:
         self.eff = False            # counted as a waiter now
         self.since = 0              # start of the current wait
         self.exiting = False
+        self.moved_from = -1        # last move, while waiting and in the window: from CPU
+        self.moved_at = 0           # ... at this time (ns)
 
 
 def _to_ns(bound: Bound) -> Optional[int]:
@@ -573,6 +604,9 @@ class Analyser:
         self._events = 0
         self._unknown_start = 0
         self._inconsistent = 0
+        self._migrations = 0
+        self._migrations_waiting = 0
+        self._bounces = 0
         self._dirty_cpus: set[int] = set()
         self._dirty_doms: set[tuple[int, int]] = set()
         self._went_idle: set[int] = set()
@@ -784,12 +818,28 @@ class Analyser:
     def _on_migrate(self, ev: Event) -> None:
         task = self._task(ev.pid, ev.comm)
         dest = self._check_cpu(ev.cpu_arg)
-        if task.state == _WAIT:
+        waiting = task.state == _WAIT
+        self._count_move(task, ev, waiting)
+        if waiting:
             self._set(task, _WAIT, dest, ev.ts)
         elif task.state == _RUN:
             self._inconsistent += 1
         else:
             task.cpu = dest
+
+    def _count_move(self, task: _Task, ev: Event, waiting: bool) -> None:
+        """Migrations, waiting-task moves and bounces (the module's doc)."""
+        if ev.ts < self._from or not task.pid or kthread_cpu(task.comm) is not None:
+            task.moved_from = -1
+            return
+        self._migrations += 1
+        if not waiting:
+            task.moved_from = -1
+            return
+        self._migrations_waiting += 1
+        if task.moved_from == ev.cpu_arg and ev.ts - task.moved_at <= BOUNCE_WINDOW_NS:
+            self._bounces += 1      # X -> Y -> X -> Y: two (each move undone by the next)
+        task.moved_from, task.moved_at = ev.orig_cpu, ev.ts
 
     # -- state changes (counted), then _flush re-checks what they touched
 
@@ -957,7 +1007,8 @@ class Analyser:
             began_episodes={k: len(self._episodes[i]) for i, k in enumerate(KINDS)},
             events=self._events, assumed_idle_cpus=list(self._assumed_idle),
             unknown_start_tasks=self._unknown_start, inconsistencies=self._inconsistent,
-            waiters_on_idle_cpus=self.literal)
+            waiters_on_idle_cpus=self.literal, migrations=self._migrations,
+            migrations_waiting=self._migrations_waiting, bounces=self._bounces)
 
     def timeline(self) -> Timeline:
         """After finish(): per CPU, (start s, end s, state) with state in

@@ -192,3 +192,45 @@ def test_idle_split_from_the_schedstat_captures():
     assert sp["steals"] <= sp["steal_tries"]
     text = report.table(s, report.summarize(s, ms))
     assert "newidle@LLC %" in text and "steal try %" in text
+
+
+def bouncing_trace(bounces: int) -> str:
+    """B woken onto busy CPU 0, pulled 0 -> 1 and back 100 us later
+    `bounces` times, then moved 0 -> 2 and run there: 2 x bounces + 1
+    waiting moves, `bounces` bounces (each 0 -> 1 undone by the next move;
+    1 -> 0 followed by 0 -> 2 is no return); window 2000 us x 8 CPUs =
+    0.016 CPU-s."""
+    t = Trace(cur={0: A})
+    t.mark(50, 0, tracerun.START)
+    t.wakeup(100, 0, B, 0)
+    at = 110
+    for _ in range(bounces):
+        t.migrate(at, 1, B, 0, 1)
+        t.migrate(at + 100, 0, B, 1, 0)
+        at += 200
+    t.migrate(at, 2, B, 0, 2)
+    t.switch(at + 10, 2, "S", B)
+    t.mark(2050, 0, tracerun.END)
+    return t.text()
+
+
+def test_the_waste_block_has_migrations_and_bounces_per_cpu_second():
+    s = spec(waste="both")
+    runs = bench.plan(s)
+    secs = fake_sections(s, runs, lambda r: 1.0)
+    # side A: one bounce in 3 waiting moves; side B: one move, no bounce
+    for r in runs:
+        if bench.traced(s, r):
+            secs.update(sections_for(r.tag, bouncing_trace(1 if r.side == "A" else 0)))
+    ms = bench.collect(s, runs, secs, T222)
+    a = next(m for m in ms if m.side == "A").waste
+    assert a is not None and (a["migrations_waiting"], a["bounces"]) == (3, 1)
+    rows = report.summarize(s, ms)
+    ea, eb = rows[0]["A"]["waste"], rows[0]["B"]["waste"]
+    assert ea["migrations_waiting_per_cpu_s"]["mean"] == pytest.approx(3 / 0.016)
+    assert ea["bounces_per_cpu_s"]["mean"] == pytest.approx(1 / 0.016)
+    assert eb["migrations_waiting_per_cpu_s"]["mean"] == pytest.approx(1 / 0.016)
+    assert eb["bounces_per_cpu_s"]["mean"] == 0 and "ci95" in eb["bounces_per_cpu_s"]
+    text = report.table(s, rows)
+    assert "migrations of waiting tasks /CPU-s" in text and "bounces /CPU-s" in text
+    assert f"{3 / 0.016:.2f} ± " in text and f"{1 / 0.016:.2f} ± " in text
