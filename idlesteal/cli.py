@@ -170,8 +170,29 @@ def check_suite(a: argparse.Namespace) -> None:
 
 
 def check_side_by_side(a: argparse.Namespace) -> None:
+    if a.host:
+        for option, value in (("--variant", a.variant if a.variant != scx.VARIANT else None),
+                              ("--contender", ",".join(a.contender[0].features) and
+                               f"{a.contender[0].name}={','.join(a.contender[0].features)}"
+                               if a.contender else None)):
+            if value is not None:
+                raise UsageError(option, value, f"no {option} with --host: the kernel is "
+                                 "the running one, and it shows its own offer")
+    seen: set[str] = set()
+    for c in a.contender:
+        text = f"{c.name}={','.join(c.features)}"      # as given (parse_contender)
+        if c.name in seen:
+            raise UsageError("--contender", text, f"each NAME defined once ({c.name} is "
+                             "defined twice)")
+        seen.add(c.name)
     path, entries = _load_suite(a, sidebyside.default_suite())
-    a.contenders = sidebyside.contenders(a.sched)
+    with _arg("--sched", ",".join(a.sched), "built-in schedulers or ones of --contender"):
+        a.contenders = sidebyside.contenders(a.sched, a.contender)
+    scx_ones = sidebyside.needs_sched_ext(a.contenders)
+    if scx_ones and not _has_sched_ext(a.variant):
+        raise UsageError("--variant", a.variant, f"a kernel variant with sched_ext (--variant "
+                         f"{scx.VARIANT}) for the sched_ext schedulers {', '.join(scx_ones)}, "
+                         f"or only EEVDF schedulers in --sched on {a.variant}")
     with _arg("--suite-file", str(path), "entries for side by side"):
         a.specs = sidebyside.specs(_select(a, path, entries), a.contenders, a.reps,
                                    waste=not a.no_waste)
@@ -287,7 +308,8 @@ def cmd_side_by_side(a: argparse.Namespace) -> int:
     cs, specs = a.contenders, a.specs
     outdir = Path(a.outdir)
     total = sum(sidebyside.estimate_seconds(s, outdir) for s in specs)
-    header = (f"side by side: {', '.join(c.name for c in cs)}; {len(specs)} boot(s) "
+    header = (f"side by side: {', '.join(c.name for c in cs)}; kernel variant {a.variant}, "
+              f"{len(specs)} boot(s) "
               f"({', '.join(s.preset for s in specs)}), {a.reps} repetitions, "
               f"~{estimate.fmt_duration(total)} (builds not included)")
     unbuilt = _unbuilt(cs)
@@ -307,19 +329,19 @@ def cmd_side_by_side(a: argparse.Namespace) -> int:
     log(header)
     if a.build:
         tree.prepare()
-        build.build(scx.VARIANT, verbose=a.verbose)
+        build.build(a.variant, verbose=a.verbose)
         own = tuple(c.binary for c in cs if c.binary and c.binary not in peers.PEERS)
         if own:
             scx.build_schedulers(names=tuple(dict.fromkeys(own)), verbose=a.verbose)
         published = tuple(c.binary for c in cs if c.binary in peers.PEERS)
         if published:
             peers.ensure(published, verbose=a.verbose)
-    kernel = build.bzimage(scx.VARIANT)
+    kernel = build.bzimage(a.variant)
     failed = []
     for i, s in enumerate(specs, 1):
         log(f"side by side {i}/{len(specs)}: {s.preset}")
         try:
-            out = sidebyside.run(s, kernel, scx.VARIANT, outdir)
+            out = sidebyside.run(s, kernel, a.variant, outdir)
         except HarnessError as err:   # keep going: one broken preset must not lose the rest
             log(f"side by side on {s.preset} FAILED: {err}")
             failed.append(s.preset)
@@ -685,9 +707,18 @@ def parser() -> Parser:
     sp = command("side-by-side", "EEVDF +/- STEAL and sched_ext schedulers, one boot "
                  "per preset (docs/scx.md)", cmd_side_by_side, check_side_by_side)
     sp.add_argument("--sched", default=",".join(sidebyside.DEFAULT), metavar="A,B,...",
-                    type=args.contenders,
+                    type=sidebyside.sched_names,
                     help="schedulers, the first is the baseline (default %(default)s; known: "
-                    + ", ".join(sidebyside.CONTENDERS) + ")")
+                    + ", ".join(sidebyside.CONTENDERS) + ", and those of --contender)")
+    sp.add_argument("--contender", action="append", default=[], metavar="NAME=FEAT[,FEAT...]",
+                    type=sidebyside.parse_contender,
+                    help="an EEVDF scheduler of your own for --sched: these sched features "
+                    "set when switching to it (e.g. eevdf+ni_steal=NO_STEAL,NI_STEAL; "
+                    "repeatable; a feature the booted kernel lacks fails the boot naming it; "
+                    "docs/scx.md)")
+    sp.add_argument("--variant", default=scx.VARIANT, type=args.variant,
+                    help=f"kernel variant (configs/variants; default {scx.VARIANT}); one "
+                    "without sched_ext (e.g. steal) takes EEVDF schedulers only")
     sp.add_argument("--suite-file", type=args.existing_file,
                     help="entries to run (default configs/scx.suite)")
     filters(sp)

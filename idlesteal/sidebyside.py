@@ -2,9 +2,14 @@
 schedulers, the same workloads, one boot per preset.
 
 A contender is either EEVDF with sched features set (`eevdf`: NO_STEAL,
-`eevdf+steal`: STEAL) or a sched_ext loader run in the background
+`eevdf+steal`: STEAL, or one of your own: --contender NAME=FEAT,...,
+parse_contender()) or a sched_ext loader run in the background
 (scx_idlesteal, the kernel's scx_simple, the published peers of
-idlesteal/peers.py).  The plan: for each repetition, each contender in turn
+idlesteal/peers.py).  At boot the guest checks that the kernel has every
+feature a contender names (a missing one fails the boot, naming it); a
+switch puts the features other contenders set back to their boot values
+before setting its own (switch_features()).  With EEVDF contenders only,
+the kernel needs no sched_ext (`side-by-side --variant steal`).  The plan: for each repetition, each contender in turn
 (the order rotated by one per repetition, so no contender always follows
 the same one) is switched in -- features set, loader started and checked
 in charge -- then every workload runs at every level of configs/scx.suite's
@@ -24,7 +29,9 @@ apart from are listed with it.
 """
 from __future__ import annotations
 
+import argparse
 import json
+import re
 import shlex
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -66,18 +73,75 @@ CONTENDERS: dict[str, Contender] = {c.name: c for c in [
 DEFAULT = ("eevdf", "eevdf+steal", "scx_idlesteal", *peers.PEERS)
 
 
-def contenders(names: str | tuple[str, ...] | list[str]) -> list[Contender]:
-    """'a,b,c' (or a sequence) -> Contenders; unknown or repeated names fail."""
+# --contender NAME=FEAT[,FEAT...]: an EEVDF contender defined by sched features
+# (docs/scx.md).  The feature words are checked for form only: the kernel the
+# guest boots says which it has (script(): a missing one fails the boot).
+CONTENDER_NAME = re.compile(r"[a-z0-9][a-z0-9_+.-]{0,39}")
+FEATURE_WORD = re.compile(r"(NO_)?[A-Z][A-Z0-9_]*")
+CONTENDER_WANT = ("NAME=FEAT[,FEAT...]: NAME of a-z 0-9 _ + . - (starting with a letter or "
+                  "digit, at most 40 characters, not a built-in scheduler's: "
+                  + ", ".join(CONTENDERS) + "), each FEAT a sched feature word such as "
+                  "NI_STEAL or NO_NI_RANDOM, each feature once")
+
+
+def feature_base(word: str) -> str:
+    """NO_STEAL -> STEAL; STEAL -> STEAL."""
+    return word[3:] if word.startswith("NO_") else word
+
+
+def parse_contender(text: str) -> Contender:
+    """side-by-side --contender (an argparse type): 'NAME=FEAT[,FEAT...]'."""
+    from .args import invalid
+    name, eq, feats = text.partition("=")
+    words = tuple(feats.split(","))
+    bases = [feature_base(w) for w in words]
+    if not eq or not CONTENDER_NAME.fullmatch(name) or name in CONTENDERS \
+            or not all(FEATURE_WORD.fullmatch(w) and FEATURE_WORD.fullmatch(b)
+                       for w, b in zip(words, bases)) \
+            or len(set(bases)) != len(bases):
+        raise argparse.ArgumentTypeError(invalid(text, CONTENDER_WANT))
+    return Contender(name, words)
+
+
+def sched_names(text: str) -> list[str]:
+    """side-by-side --sched (an argparse type): the form only, 'a,b,...' of
+    two or more names, none twice; whether each is built in or defined by
+    --contender is checked after parsing (contenders())."""
+    from .args import invalid
+    words = text.split(",")
+    if len(words) < 2 or not all(CONTENDER_NAME.fullmatch(w) for w in words) \
+            or len(set(words)) != len(words):
+        raise argparse.ArgumentTypeError(invalid(text, "two or more comma-separated "
+                                                 "schedulers, each once, the first the "
+                                                 "baseline; known: " + ", ".join(CONTENDERS)
+                                                 + ", or one of --contender"))
+    return words
+
+
+def contenders(names: str | tuple[str, ...] | list[str],
+               defined: tuple[Contender, ...] | list[Contender] = ()) -> list[Contender]:
+    """'a,b,c' (or a sequence) -> Contenders, built in or `defined`
+    (--contender); unknown or repeated names fail."""
+    table = {**CONTENDERS}
+    for c in defined:
+        if c.name in table:
+            raise HarnessError(f"scheduler {c.name} is defined twice (or is a built-in one)")
+        table[c.name] = c
     words = [w for w in names.split(",") if w] if isinstance(names, str) else list(names)
-    unknown = [w for w in words if w not in CONTENDERS]
+    unknown = [w for w in words if w not in table]
     if unknown:
         raise HarnessError(f"unknown scheduler(s) {', '.join(unknown)}; known: "
-                           f"{', '.join(CONTENDERS)}")
+                           f"{', '.join(table)}")
     if len(set(words)) != len(words):
         raise HarnessError(f"a scheduler is named twice: {','.join(words)}")
     if len(words) < 2:
         raise HarnessError("side by side needs at least two schedulers")
-    return [CONTENDERS[w] for w in words]
+    return [table[w] for w in words]
+
+
+def needs_sched_ext(cs: list[Contender]) -> list[str]:
+    """The contenders that are sched_ext schedulers (need a kernel with it)."""
+    return [c.name for c in cs if c.loader]
 
 
 def default_suite() -> Path:
@@ -157,11 +221,48 @@ def plan(spec: Spec) -> list[Load]:
     return loads
 
 
+FEATURES = "/sys/kernel/debug/sched/features"
+BOOT_FEATURES = "/tmp/sched_features.boot"
+# Guest shell functions of script(): sbs_need SCHEDULER FEATURE... fails the
+# boot, naming the feature, unless the kernel has each (as NAME or NO_NAME);
+# sbs_boot FEATURE... prints each one's word at boot.
+_FEATURE_FUNCS = f"""sbs_need() {{
+    _s=$1; shift
+    for _f in "$@"; do
+        tr ' ' '\\n' < {BOOT_FEATURES} | grep -qx -e "$_f" -e "NO_$_f" || fail "sched feature $_f is not in this kernel ({FEATURES}): scheduler $_s needs it"
+    done
+}}
+sbs_boot() {{
+    for _f in "$@"; do tr ' ' '\\n' < {BOOT_FEATURES} | grep -x -e "$_f" -e "NO_$_f"; done
+}}"""
+# After each run: sched_ext's state and ops, "absent" on a kernel without it.
+_STATE = (f"if [ -e {scx.STATE} ]; then echo \"$(cat {scx.STATE}) $(cat {scx.OPS} 2>/dev/null)\"; "
+          "else echo absent; fi")
+
+
+def switch_features(c: Contender, cs: list[Contender]) -> list[str]:
+    """The words set_features gets when switching to `c`: every feature
+    another contender of the plan sets and `c` does not goes back to its
+    boot value first (a guest command substitution, sbs_boot), so a
+    contender never inherits the one before it (NO_NI_RANDOM, say)."""
+    own = {feature_base(w) for w in c.features}
+    others = sorted({feature_base(w) for o in cs for w in o.features} - own)
+    return ([f"$(sbs_boot {' '.join(others)})"] if others else []) + list(c.features)
+
+
 def script(spec: Spec, loads: list[Load]) -> str:
+    scx_needed = bool(needs_sched_ext(spec.contenders))
     lines = ["echo 1 > /sys/kernel/debug/sched/verbose 2>/dev/null || :",
              "section meta", "uname -a", "cat /proc/cmdline", "nproc",
              "section topology", topology.GUEST_SNIPPET.strip(),
-             "section boot.state", f"cat {scx.STATE} || fail 'no sched_ext in this kernel'"]
+             "section boot.state",
+             f"cat {scx.STATE} || fail 'no sched_ext in this kernel'" if scx_needed
+             else f"cat {scx.STATE} 2>/dev/null || echo absent",
+             "section features", _FEATURE_FUNCS,
+             f"cp {FEATURES} {BOOT_FEATURES} || fail 'cannot read {FEATURES}'",
+             f"cat {BOOT_FEATURES}"]
+    lines += [f"sbs_need {c.name} {' '.join(sorted({feature_base(w) for w in c.features}))}"
+              for c in spec.contenders if c.features]
     needed = {e.wl.binary for e in spec.entries} | {c.binary for c in spec.contenders if c.binary}
     lines += [f"command -v {b} >/dev/null || fail '{b} is not in the guest image'"
               for b in sorted(needed)]
@@ -171,7 +272,8 @@ def script(spec: Spec, loads: list[Load]) -> str:
     for ld in loads:
         c, lt = ld.contender, f"L{ld.index:03d}"
         lines += [f"# load {ld.index}: rep {ld.rep}, {c.name}",
-                  f"section {lt}.start", f"set_features {' '.join(c.features)}"]
+                  f"section {lt}.start",
+                  f"set_features {' '.join(switch_features(c, spec.contenders))}"]
         if c.loader:
             lines.append(f"scx_start /tmp/{lt}.log {shlex.join(c.loader)} "
                          f"|| fail '{c.name} did not load (load {ld.index})'")
@@ -184,8 +286,7 @@ def script(spec: Spec, loads: list[Load]) -> str:
                       f"section {r.tag}.output",
                       *(["trace_on", *run, "trace_off"] if traced else run),
                       f"section {r.tag}.stat.after", "cat /proc/stat",
-                      f"section {r.tag}.state",
-                      f"echo \"$(cat {scx.STATE}) $(cat {scx.OPS} 2>/dev/null)\""]
+                      f"section {r.tag}.state", _STATE]
             if traced:
                 lines.append(f"trace_dump {r.tag}")
         if c.loader:
@@ -221,7 +322,7 @@ def check_state(run: Run, c: Contender, text: str) -> None:
     """The guest's "<state> <ops>" after a run: the contender was in charge."""
     words = text.split()
     ok = (len(words) == 2 and words[0] == "enabled" and ops_matches(words[1], c.ops)) \
-        if c.loader else words == ["disabled"]
+        if c.loader else words in (["disabled"], ["absent"])   # absent: no sched_ext
     if not ok:
         want = f"enabled {c.ops}" if c.loader else "disabled"
         raise SideBySideError(f"{run.tag} ({c.name}): sched_ext reads {' '.join(words)!r} "
@@ -336,6 +437,12 @@ def summarize(spec: Spec, ms: list[Measurement]) -> list[dict]:
                 if len(wasted[name]) == len(v):
                     s = stats.summarize(wasted[name])
                     figs[name]["wasted_llc_pct"] = {"mean": s.mean, "ci95": s.ci95}
+                    traced = [m.waste for m in ms if m.contender == name
+                              and m.workload == wl.name and m.level == lv
+                              and m.waste is not None]
+                    for key, (_, f) in report.MIGRATION_KEYS.items():
+                        s = stats.summarize([f(w) for w in traced])
+                        figs[name][key] = {"mean": s.mean, "ci95": s.ci95}
                     if name != base:
                         figs[name]["wasted_removed_pct"] = report.removed(wasted[base],
                                                                           wasted[name])
@@ -383,7 +490,8 @@ def table(spec: Spec, rows: list[dict], steals: dict[str, list[int]] | None = No
         waste = all("wasted_llc_pct" in f for f in r["contenders"].values())
         out.append(f"  {'scheduler':<{w}}  {'mean ± 95% CI':>20}  {'ratio [95% CI]':>22}  "
                    f"{'p':>6}  {'%busy':>5}"
-                   + (f"  {'wasted LLC %':>14}  {'removes % of ' + base:>20}" if waste else ""))
+                   + (f"  {'wasted LLC %':>14}  {'removes % of ' + base:>20}"
+                      f"  {'wait-mig/CPU-s':>14}  {'bounce/CPU-s':>12}" if waste else ""))
         for name, f in r["contenders"].items():
             p = "" if f["p_vs_base"] is None else f"{f['p_vs_base']:.3f}"
             ratio = "1" if name == base else \
@@ -393,9 +501,13 @@ def table(spec: Spec, rows: list[dict], steals: dict[str, list[int]] | None = No
             if waste:
                 wl_ = f["wasted_llc_pct"]
                 rm = f.get("wasted_removed_pct")
-                line += f"  {wl_['mean']:>6.2f} ± {wl_['ci95']:<5.2f}  " + (
-                    "" if rm is None else f"{rm['value']:>6.1f} [{rm['low']:.0f}, {rm['high']:.0f}]"
-                    + (" *" if rm["welch_p"] < 0.05 else ""))
+                removes = "" if rm is None else \
+                    f"{rm['value']:>6.1f} [{rm['low']:.0f}, {rm['high']:.0f}]" \
+                    + (" *" if rm["welch_p"] < 0.05 else "")
+                line += f"  {wl_['mean']:>6.2f} ± {wl_['ci95']:<5.2f}  {removes:<20}"
+                if "bounces_per_cpu_s" in f:
+                    line += (f"  {f['migrations_waiting_per_cpu_s']['mean']:>14.1f}"
+                             f"  {f['bounces_per_cpu_s']['mean']:>12.2f}")
             out.append(line)
         if r["call"]:
             out.append(f"  best: {r['call']} (Welch p < 0.05 against each other scheduler)")
@@ -411,7 +523,11 @@ def table(spec: Spec, rows: list[dict], steals: dict[str, list[int]] | None = No
         out.append("wasted LLC % = CPU time a CPU sat idle while a task allowed on it waited "
                    "on another CPU of its LLC (guest-time scheduler trace, docs/waste.md), "
                    f"mean ± 95% CI; removes = how much of {base}'s wasted time the scheduler "
-                   "removes, [95% CI], * = Welch p < 0.05")
+                   "removes, [95% CI], * = Welch p < 0.05; wait-mig/CPU-s = migrations of "
+                   "waiting tasks (queued, not running: pulls, steals, balance moves; not "
+                   "wakeup placements) per CPU-second, bounce/CPU-s = such moves undone by "
+                   f"the task's next one within {wst.BOUNCE_WINDOW_NS / 1e6:g} ms, means "
+                   "(95% CIs in the JSON)")
     if steals:
         for name, v in steals.items():
             out.append(f"{name}: steals per load (its own counter): "

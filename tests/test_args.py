@@ -73,7 +73,16 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("scx", "--no-kernel"): FLAG,
     ("scx", "--no-prepare"): FLAG,
     ("scx", "-v"): FLAG,
-    ("side-by-side", "--sched"): bad(["", "eevdf", "nope,eevdf", "eevdf,eevdf", "eevdf,a/b"]),
+    ("side-by-side", "--sched"): bad(["", "eevdf", "nope,eevdf", "eevdf,eevdf", "eevdf,a/b",
+                                      "eevdf,mine", "eevdf,Mine"]),
+    ("side-by-side", "--contender"): bad(["", "x", "=STEAL", "eevdf=STEAL", "scx_p2dq=STEAL",
+                                          "a/b=STEAL", "X=STEAL", ".x=STEAL", "-x=STEAL",
+                                          "x" * 41 + "=STEAL", "x=", "x=steal", "x=STEAL,",
+                                          "x=STEAL,,NI_STEAL", "x=STEAL,NO_STEAL",
+                                          "x=STEAL, NI_STEAL", "x=NO_", "x=1STEAL"])
+    + bad(["x=STEAL"], "--contender=x=NO_STEAL") + bad(["x=STEAL"], "--host"),
+    ("side-by-side", "--variant"): bad(VARIANT) + bad(["steal"])
+    + bad(["steal"], "--sched=eevdf,scx_simple") + bad(["steal"], "--host"),
     ("side-by-side", "--suite-file"): bad(SUITE_FILE),
     ("side-by-side", "--presets"): bad(PRESET) + bad(["2x2x2"], "--suite-file={suite1}"),
     ("side-by-side", "--workloads"): bad(["", "a/b", "..", "nope", "hackbench,hackbench"]),
@@ -340,6 +349,16 @@ def test_python_m_idlesteal_refuses_before_any_build(tmp_path, argv, where):
     assert r.returncode == 2 and r.stdout == ""
     assert len(r.stderr.splitlines()) == 1 and where in r.stderr and "(want " in r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_side_by_side_of_eevdf_contenders_on_a_kernel_without_sched_ext(capsys):
+    argv = ["side-by-side", "--variant=steal", "--presets=2x2x2", "--dry-run",
+            "--sched=eevdf,eevdf-noni_random,eevdf+ni_steal,eevdf+steal",
+            "--contender=eevdf-noni_random=NO_STEAL,NO_NI_STEAL,NO_NI_RANDOM",
+            "--contender=eevdf+ni_steal=NO_STEAL,NI_STEAL"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "eevdf, eevdf-noni_random, eevdf+ni_steal, eevdf+steal; kernel variant steal" in out
 
 
 # ---------------------------------------------------------------- the interpreter

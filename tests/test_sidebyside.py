@@ -282,3 +282,134 @@ def test_collect_and_table_with_the_wasted_time_column():
     del sections[f"{loads[0].runs[1].tag}.trace"]
     with pytest.raises(sbs.SideBySideError, match="lacks the trace sections"):
         sbs.collect(s, loads, sections)
+
+
+# ---------------------------------------------------------------- contenders of your own
+
+FOUR = ["eevdf-base=NO_STEAL,NO_NI_STEAL", "eevdf-noni_random=NO_STEAL,NO_NI_STEAL,NO_NI_RANDOM",
+        "eevdf+ni_steal=NO_STEAL,NI_STEAL", "eevdf+steal-only=STEAL,NO_NI_STEAL"]
+
+
+def four_way(waste: bool = False) -> sbs.Spec:
+    defined = [sbs.parse_contender(t) for t in FOUR]
+    return sbs.Spec("2x2x2", suite.parse("2x2x2 hackbench 2 50"),
+                    sbs.contenders([c.name for c in defined], defined), 2, waste=waste)
+
+
+def test_parse_contender_and_contenders_with_definitions():
+    c = sbs.parse_contender("eevdf+ni_steal=NO_STEAL,NI_STEAL")
+    assert c == sbs.Contender("eevdf+ni_steal", ("NO_STEAL", "NI_STEAL")) and not c.loader
+    for bad in ["eevdf=STEAL", "x", "x=", "X=STEAL", "x=steal", "x=STEAL,NO_STEAL", "x=NO_",
+                "x=STEAL, NI_STEAL", "x/y=STEAL", ".x=STEAL"]:
+        with pytest.raises(Exception, match="invalid value"):
+            sbs.parse_contender(bad)
+    cs = sbs.contenders("eevdf,mine", [sbs.parse_contender("mine=NI_STEAL")])
+    assert [x.name for x in cs] == ["eevdf", "mine"] and cs[1].features == ("NI_STEAL",)
+    with pytest.raises(HarnessError, match="unknown scheduler"):
+        sbs.contenders("eevdf,mine")
+    with pytest.raises(HarnessError, match="defined twice"):
+        sbs.contenders("eevdf,mine", [sbs.parse_contender("mine=STEAL")] * 2)
+    assert sbs.needs_sched_ext(cs) == [] and sbs.needs_sched_ext(
+        sbs.contenders("eevdf,scx_p2dq")) == ["scx_p2dq"]
+
+
+def test_four_way_script_checks_every_feature_and_resets_the_others():
+    s = four_way()
+    text = sbs.script(s, sbs.plan(s))
+    # no sched_ext needed: its absence is no failure, and each run's state may read "absent"
+    assert "no sched_ext in this kernel" not in text and "echo absent" in text
+    assert "sbs_need eevdf-base NI_STEAL STEAL\n" in text
+    assert "sbs_need eevdf-noni_random NI_RANDOM NI_STEAL STEAL\n" in text
+    # every switch puts back what another contender changed and it does not set
+    assert "set_features $(sbs_boot NI_RANDOM) NO_STEAL NI_STEAL\n" in text
+    assert "set_features NO_STEAL NO_NI_STEAL NO_NI_RANDOM\n" in text
+    assert "set_features $(sbs_boot NI_RANDOM) STEAL NO_NI_STEAL\n" in text
+    assert text.index("sbs_need") < text.index("section L000.start")
+    # the built-in ones keep their words; with the four-way's features beside them
+    # they get NI_STEAL / NI_RANDOM back to their boot values
+    assert sbs.switch_features(sbs.CONTENDERS["eevdf"], s.contenders) == \
+        ["$(sbs_boot NI_RANDOM NI_STEAL)", "NO_STEAL"]
+    assert sbs.switch_features(sbs.CONTENDERS["eevdf"], sbs.contenders("eevdf,eevdf+steal")) \
+        == ["NO_STEAL"]
+    # a plan with a sched_ext scheduler still requires sched_ext at boot
+    t = sbs.script(spec(("eevdf", "scx_idlesteal")), sbs.plan(spec(("eevdf", "scx_idlesteal"))))
+    assert "fail 'no sched_ext in this kernel'" in t
+
+
+def test_four_way_script_is_valid_ash(tmp_path):
+    s = four_way(waste=True)
+    f = tmp_path / "run.sh"
+    f.write_text(image.HELPERS + sbs.script(s, sbs.plan(s)))
+    proc = subprocess.run(["busybox", "ash", "-n", str(f)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def ash(script: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["busybox", "ash", "-c", image.HELPERS + script],
+                          capture_output=True, text=True)
+
+
+def test_a_missing_feature_fails_the_boot_naming_it(tmp_path):
+    """sbs_need and sbs_boot run by busybox ash against a features file
+    without NI_STEAL (a kernel before the new features)."""
+    feats = tmp_path / "features"
+    feats.write_text("PLACE_LAG NO_NEXT_BUDDY STEAL NI_RANDOM\n")
+    funcs = sbs._FEATURE_FUNCS.replace(sbs.BOOT_FEATURES, str(feats))
+    ok = ash(funcs + "\nsbs_need eevdf NEXT_BUDDY STEAL && echo fine")
+    assert ok.returncode == 0 and ok.stdout.strip() == "fine"
+    bad = ash(funcs + "\nsbs_need eevdf+ni_steal NI_STEAL STEAL\necho not reached")
+    assert bad.returncode != 0 and "not reached" not in bad.stdout
+    assert "FAIL: sched feature NI_STEAL is not in this kernel" in bad.stdout
+    assert "scheduler eevdf+ni_steal needs it" in bad.stdout
+    words = ash(funcs + "\necho $(sbs_boot NI_RANDOM NEXT_BUDDY STEAL)")
+    assert words.stdout.strip() == "NI_RANDOM NO_NEXT_BUDDY STEAL"
+
+
+def test_a_refused_feature_write_is_detected():
+    """helpers.sh's set_features writes each word with the ash builtin echo,
+    `|| fail`: a write the kernel refuses (EINVAL for an unknown feature;
+    here /dev/full's ENOSPC) makes echo fail, so the boot fails naming the
+    word; a write that is taken but does not show is caught by the check
+    after it."""
+    helpers = image.HELPERS.replace("/sys/kernel/debug/sched/features", "/dev/full")
+    proc = subprocess.run(["busybox", "ash", "-c", helpers + "\nset_features NI_STEAL\n"
+                           "echo not reached"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "not reached" not in proc.stdout
+    assert "FAIL: cannot set sched feature NI_STEAL" in proc.stdout
+
+
+def test_state_absent_is_fine_for_eevdf_only():
+    s = four_way()
+    ld = sbs.plan(s)[0]
+    sbs.check_state(ld.runs[0], ld.contender, "absent\n")
+    sbs.check_state(ld.runs[0], ld.contender, "disabled \n")
+    with pytest.raises(sbs.SideBySideError, match="ejected"):
+        sbs.check_state(ld.runs[0], sbs.CONTENDERS["scx_simple"], "absent\n")
+
+
+def test_the_table_has_migrations_and_bounces_per_scheduler():
+    from tests.test_tracerun import bouncing_trace, sections_for
+    s = four_way(waste=True)
+    loads = sbs.plan(s)
+    sections: dict[str, str] = {}
+    for ld in loads:     # eevdf-base: one bounce in 3 waiting moves; the others: 1 move
+        for r in ld.runs:
+            sections.update({f"{r.tag}.output": "Time: 1.5\n", f"{r.tag}.state": "absent\n",
+                             f"{r.tag}.stat.before": STAT, f"{r.tag}.stat.after": STAT2})
+            if not r.warmup:
+                sections.update(sections_for(r.tag, bouncing_trace(
+                    1 if ld.contender.name == "eevdf-base" else 0)))
+    ms = sbs.collect(s, loads, sections)
+    rows = sbs.summarize(s, ms)
+    f = rows[0]["contenders"]
+    assert f["eevdf-base"]["migrations_waiting_per_cpu_s"]["mean"] == pytest.approx(3 / 0.016)
+    assert f["eevdf-base"]["bounces_per_cpu_s"]["mean"] == pytest.approx(1 / 0.016)
+    assert f["eevdf+ni_steal"]["bounces_per_cpu_s"] == {"mean": 0.0, "ci95": 0.0}
+    text = sbs.table(s, rows)
+    assert "wait-mig/CPU-s" in text and "bounce/CPU-s" in text
+    line = next(x for x in text.splitlines() if x.strip().startswith("eevdf-base"))
+    assert line.split()[-2:] == [f"{3 / 0.016:.1f}", f"{1 / 0.016:.2f}"]
+
+
+STAT = "cpu  100 0 100 800 0 0 0 0 0 0\n"
+STAT2 = "cpu  200 0 200 1600 0 0 0 0 0 0\n"
