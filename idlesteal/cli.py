@@ -19,6 +19,7 @@ HarnessError: one message, exit status 1.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from contextlib import contextmanager
@@ -159,7 +160,8 @@ def check_bench(a: argparse.Namespace) -> None:
 
 def check_suite(a: argparse.Namespace) -> None:
     path, a.entries = _load_suite(a, suite.default_file())
-    if a.summary_only:
+    if a.summary_only:      # "not run yet" lists only what --presets/--workloads pick
+        a.selected = _select(a, path, a.entries) if a.presets or a.workloads else a.entries
         return
     a.specs = []
     for e in _select(a, path, a.entries):
@@ -448,10 +450,26 @@ def cmd_bench(a: argparse.Namespace) -> int:
     return 0
 
 
+def _summary_of(entries: list[suite.Entry], selected: list[suite.Entry], outdir: Path
+                ) -> tuple[str, Path, Path]:
+    """suite.write_summary() of every entry's results, with "not run yet"
+    naming only the `selected` entries' missing ones (issue 19)."""
+    if selected == entries:
+        return suite.write_summary(entries, outdir)
+    rows, _ = suite.summary_rows(entries, outdir)
+    _, missing = suite.summary_rows(selected, outdir)
+    text = suite.summary_table(rows, missing)
+    txt, js = outdir / "summary.txt", outdir / "summary.json"
+    outdir.mkdir(parents=True, exist_ok=True)
+    txt.write_text(text)
+    js.write_text(json.dumps({"rows": rows, "missing": missing}, indent=2) + "\n")
+    return text, txt, js
+
+
 def cmd_suite(a: argparse.Namespace) -> int:
     outdir = Path(a.outdir)
     if a.summary_only:
-        text, txt, _ = suite.write_summary(a.entries, outdir)
+        text, txt, _ = _summary_of(a.entries, a.selected, outdir)
         print(text, end="")
         print(f"wrote {txt}")
         return 0

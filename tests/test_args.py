@@ -143,7 +143,8 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("suite", "--force"): FLAG,
     ("suite", "--append"): bad(CMDLINE),
     ("suite", "--suite-file"): bad(SUITE_FILE),
-    ("suite", "--presets"): bad(PRESET) + bad(["2x2x2"], "--suite-file={suite1}"),
+    ("suite", "--presets"): bad(PRESET) + bad(["2x2x2"], "--suite-file={suite1}")
+    + bad(["2x2x2"], "--summary-only", "--suite-file={suite1}"),
     ("suite", "--workloads"): bad(["", "a/b", "nope", "hackbench,hackbench"])
     + bad(["wakelat"], "--suite-file={suite1}"),
     ("suite", "--reps"): bad(INT),
@@ -349,6 +350,26 @@ def test_python_m_idlesteal_refuses_before_any_build(tmp_path, argv, where):
     assert r.returncode == 2 and r.stdout == ""
     assert len(r.stderr.splitlines()) == 1 and where in r.stderr and "(want " in r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_summary_only_lists_as_not_run_only_the_presets_asked_for(tmp_path, capsys):
+    """suite --summary-only --presets P (issue 19): every result's rows, and
+    "not run yet" names P's missing entries only."""
+    f = tmp_path / "two.suite"
+    f.write_text("1x1x2 hackbench 1 10\n2x2x2 hackbench 1 10\n2x2x2 wakelat 1 1\n")
+    out = tmp_path / "out"
+    base = ["suite", "--summary-only", f"--suite-file={f}", f"--outdir={out}"]
+    assert cli.main([*base, "--presets=2x2x2"]) == 0
+    text = (out / "summary.txt").read_text()
+    assert "not run yet: 2x2x2-hackbench, 2x2x2-wakelat" in text and "1x1x2" not in text
+    assert json.loads((out / "summary.json").read_text())["missing"] == \
+        ["2x2x2-hackbench", "2x2x2-wakelat"]
+    assert cli.main([*base, "--workloads=wakelat"]) == 0
+    assert "not run yet: 2x2x2-wakelat\n" in (out / "summary.txt").read_text()
+    assert cli.main(base) == 0
+    assert "not run yet: 1x1x2-hackbench, 2x2x2-hackbench, 2x2x2-wakelat" in \
+        (out / "summary.txt").read_text()
+    capsys.readouterr()
 
 
 def test_side_by_side_of_eevdf_contenders_on_a_kernel_without_sched_ext(capsys):
