@@ -374,6 +374,7 @@ def steal_fit_script(preset: AsymPreset, seconds: int = 5) -> str:
     not_l = f"{((1 << preset.ncpus) - 1) & ~(1 << little[0]):x}"
     lo, hi = big[0], big[-1]
     return f"""set -e
+echo STEAL > /sys/kernel/debug/sched/features
 section topology
 {GUEST_SNIPPET.strip()}
 # Per-CPU kthreads refuse; they cannot be stolen anyway.

@@ -394,6 +394,11 @@ def parse_overload(text: str) -> list[tuple[str, str]]:
     for line in text.splitlines():
         if not line.strip():
             continue
+        if " inconsistent " in line:
+            # The kernel checked each CPU's runqueue against the mask under
+            # its lock (series v3, sched/debug): any CPU listed is a bug.
+            raise ValueError(f"overload_cpus: a runqueue disagrees with its LLC's mask: "
+                             f"{line.strip()!r}")
         m = _OVERLOAD_RE.match(line.strip())
         if not m:
             raise ValueError(f"unexpected overload_cpus line: {line!r}")

@@ -26,9 +26,34 @@ IDENT_NAME = "idlesteal"
 IDENT_EMAIL = "idlesteal@localhost"
 COVER_LETTER = "0000-cover-letter.patch"
 COVER_TEXT = "cover-letter.txt"
-# The series revision in every subject ("[PATCH v2 03/12] ..."); bump it with
-# each posting of a reworked series.
-SUBJECT_PREFIX = "PATCH v2"
+# The series revision in every subject ("[RFC PATCH v6 03/11] ..."); bump it
+# with each posting of a reworked series.  v6 continues the upstream lineage
+# (Steve Sistare's v1-v4, Chen Jinghuang's v5).
+SUBJECT_PREFIX = "RFC PATCH v6"
+# Commits kept on top of the series in the tree but posted on their own, not
+# as part of it: the trailing commits of base..HEAD with these subjects go to
+# patches/separate/ (one file each, listed at the end of patches/series after
+# a comment, so the tree still gets them) instead of the numbered series.
+SEPARATE_SUBJECTS: tuple[str, ...] = (
+    "sched/fair: Pick a stable CPU of an idle SMT core in select_idle_capacity()",
+)
+# Recipients of the series: the SCHEDULER entry of the 7.2 tree's MAINTAINERS
+# (maintainers To, reviewers and the list Cc) and the authors of v1-v5.
+POST_TO: tuple[str, ...] = (
+    "Peter Zijlstra <peterz@infradead.org>", "Ingo Molnar <mingo@redhat.com>",
+    "Juri Lelli <juri.lelli@redhat.com>", "Vincent Guittot <vincent.guittot@linaro.org>",
+)
+POST_CC: tuple[str, ...] = (
+    "Dietmar Eggemann <dietmar.eggemann@arm.com>", "Steven Rostedt <rostedt@goodmis.org>",
+    "Ben Segall <bsegall@google.com>", "Mel Gorman <mgorman@suse.de>",
+    "Valentin Schneider <vschneid@redhat.com>", "K Prateek Nayak <kprateek.nayak@amd.com>",
+    "Steve Sistare <steven.sistare@oracle.com>", "Chen Jinghuang <chenjinghuang2@huawei.com>",
+    "linux-kernel@vger.kernel.org",
+)
+SEPARATE_DIR = "separate"
+SEPARATE_PREFIX = "RFC PATCH"
+SEPARATE_HEADER = ("# Not part of the series: posted on its own, applied on top for its\n"
+                   "# measurement (tree.SEPARATE_SUBJECTS).\n")
 SERIES_HEADER = ("# Patch series applied on tag `base` with git am, in order.\n"
                  "# Written by `idlesteal export`; 0000-cover-letter.patch is not listed.\n")
 
@@ -350,17 +375,39 @@ def export(tree: Path | None = None, pdir: Path | None = None) -> list[str]:
     if is_dirty(tree):
         log("warning: the tree has uncommitted changes; they are not exported")
     n = len(commits(tree))
+    k = trailing_separate(tree)
     keep = cover_text(pdir)
+    fmt = ("-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false",
+           "-c", "format.signature=",
+           "format-patch", "-q", "--zero-commit", "--no-signature", "--no-thread",
+           "--no-attach", "--no-cc", "--no-to", "--abbrev=12",
+           *[f"--to={t}" for t in POST_TO], *[f"--cc={c}" for c in POST_CC])
     with tempfile.TemporaryDirectory() as tmpd:
         tmp = Path(tmpd)
-        if n:
-            git("-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false",
-                "-c", "format.signature=",
-                "format-patch", "-q", "--zero-commit", "--no-signature", "--no-thread",
-                "--no-attach", "--no-cc", "--no-to", "--abbrev=12", "--numbered",
-                f"--subject-prefix={SUBJECT_PREFIX}",
-                "--cover-letter", "-o", str(tmp), f"{BASE_TAG}..HEAD", cwd=tree, env=_ident_env())
+        if n - k:
+            git(*fmt, "--numbered", f"--subject-prefix={SUBJECT_PREFIX}",
+                "--cover-letter", "-o", str(tmp), f"{BASE_TAG}..HEAD~{k}", cwd=tree,
+                env=_ident_env())
+        sep_tmp = tmp / SEPARATE_DIR
+        for i in range(k, 0, -1):
+            one = tmp / f"one-{i}"      # format-patch -1 always writes 0001-...
+            git(*fmt, f"--subject-prefix={SEPARATE_PREFIX}", "-o", str(one), "-1",
+                f"HEAD~{i - 1}", cwd=tree, env=_ident_env())
+            sep_tmp.mkdir(exist_ok=True)
+            for m in one.glob("0001-*.patch"):
+                m.rename(sep_tmp / f"{k - i + 1:04d}-{m.name[5:]}")
         new = sorted(p.name for p in tmp.glob("*.patch"))
+        separate = sorted(p.name for p in sep_tmp.glob("*.patch")) if sep_tmp.is_dir() else []
+        sep_dir = pdir / SEPARATE_DIR
+        if sep_dir.is_dir():
+            for old in sep_dir.glob("*.patch"):
+                old.unlink()
+        if separate:
+            sep_dir.mkdir(exist_ok=True)
+            for name in separate:
+                (sep_dir / name).write_text((sep_tmp / name).read_text(errors="replace"))
+        elif sep_dir.is_dir() and not any(sep_dir.iterdir()):
+            sep_dir.rmdir()
         for old in pdir.glob("*.patch"):
             if re.match(r"^\d{4}-", old.name) and old.name != COVER_LETTER:
                 old.unlink()
@@ -370,8 +417,22 @@ def export(tree: Path | None = None, pdir: Path | None = None) -> list[str]:
                 text = _fill_cover(text, keep, tree)
             (pdir / name).write_text(text)
     series = [x for x in new if x != COVER_LETTER]
-    (pdir / "series").write_text(SERIES_HEADER + "".join(s + "\n" for s in series))
-    return series
+    text = SERIES_HEADER + "".join(s + "\n" for s in series)
+    if separate:
+        text += SEPARATE_HEADER + "".join(f"{SEPARATE_DIR}/{s}\n" for s in separate)
+    (pdir / "series").write_text(text)
+    return series + [f"{SEPARATE_DIR}/{s}" for s in separate]
+
+
+def trailing_separate(tree: Path | None = None) -> int:
+    """How many of the last commits of base..HEAD are SEPARATE_SUBJECTS."""
+    subjects = git("log", "--format=%s", f"{BASE_TAG}..HEAD", cwd=tree or paths.tree_dir())
+    k = 0
+    for subj in subjects.splitlines():      # newest first
+        if subj.strip() not in SEPARATE_SUBJECTS:
+            break
+        k += 1
+    return k
 
 
 def _fill_cover(text: str, keep: tuple[str, str] | None, tree: Path) -> str:

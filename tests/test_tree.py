@@ -76,6 +76,36 @@ def test_export_is_deterministic_and_keeps_cover_text(repo: Path, tmp_path: Path
     assert again == cover
 
 
+def test_export_puts_separate_commits_outside_the_series(repo: Path, tmp_path: Path):
+    """A trailing commit with a SEPARATE_SUBJECTS subject is exported on its
+    own (patches/separate/, not numbered in the series, its own prefix) and
+    listed last in patches/series, so that the tree still gets it."""
+    subj = tree.SEPARATE_SUBJECTS[0]
+    (repo / "smt.c").write_text("int smt;\n")
+    sh(repo, "git", "add", "-A")
+    sh(repo, "git", "commit", "-q", "-m", f"{subj}\n\nBody.")
+    assert tree.trailing_separate(repo) == 1
+    pdir = tmp_path / "patches"
+    pdir.mkdir()
+    (pdir / "cover-letter.txt").write_text("sched: steal idle\n\nThe blurb.\n")
+    series = tree.export(repo, pdir)
+    sep = [s for s in series if s.startswith("separate/")]
+    assert series[:2] == ["0001-sched-add-sparsemask.patch", "0002-sched-fair-steal-tasks.patch"]
+    assert len(sep) == 1 and sep[0].startswith("separate/0001-sched-fair-Pick-a-stable")
+    cover = (pdir / "0000-cover-letter.patch").read_text()
+    assert f"Subject: [{tree.SUBJECT_PREFIX} 0/2] sched: steal idle" in cover
+    text = (pdir / sep[0]).read_text()
+    assert f"Subject: [{tree.SEPARATE_PREFIX}] {subj[:40]}" in " ".join(text.split())
+    assert tree.read_series(pdir) == [pdir / s for s in series]
+    first = {p.relative_to(pdir): p.read_text() for p in pdir.rglob("*.patch")}
+    tree.export(repo, pdir)
+    assert {p.relative_to(pdir): p.read_text() for p in pdir.rglob("*.patch")} == first
+    # Dropped from the tree: dropped from patches/ too.
+    sh(repo, "git", "reset", "-q", "--hard", "HEAD~1")
+    assert tree.export(repo, pdir) == series[:2]
+    assert not (pdir / "separate").exists()
+
+
 def test_split_cover_finds_subject_and_blurb():
     text = ("From 0000 Mon Sep 17 00:00:00 2001\nSubject: [PATCH 0/2] my series\n\n"
             "Line one.\n\nLine two.\n\nT (2):\n  a\n  b\n\n a.c | 1 +\n")

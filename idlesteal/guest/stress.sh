@@ -45,6 +45,9 @@ section series
 has_overload=0; has_steal=0
 [ -f $OVERLOAD ] && has_overload=1
 grep -qwE 'STEAL|NO_STEAL' $FEAT && has_steal=1
+# NI_STEAL is toggled only in toggle mode, on a kernel that has it.
+has_ni=0
+[ $STEAL_MODE = toggle ] && grep -qwE 'NI_STEAL|NO_NI_STEAL' $FEAT && has_ni=1
 echo "series=$SERIES overload_cpus=$has_overload steal_feature=$has_steal"
 if [ $SERIES = 1 ]; then
     [ $has_overload = 1 ] || fail "no $OVERLOAD on a kernel said to have the series"
@@ -320,7 +323,14 @@ w_features() {
         elif [ $STEAL_MODE = off ]; then s=NO_STEAL
         elif [ $(( RANDOM % 4 )) -ne 0 ]; then s=STEAL; else s=NO_STEAL; fi
         if [ $(( RANDOM % 2 )) -eq 0 ]; then d=DELAY_DEQUEUE; else d=NO_DELAY_DEQUEUE; fi
-        if { [ $SERIES = 0 ] || echo $s > $FEAT; } && echo $d > $FEAT; then
+        # NI_STEAL (the overload mask inside newidle balancing) half of the
+        # time where the kernel has it and stealing is being toggled.
+        n=""
+        if [ $has_ni = 1 ]; then
+            if [ $(( RANDOM % 2 )) -eq 0 ]; then n=NI_STEAL; else n=NO_NI_STEAL; fi
+        fi
+        if { [ $SERIES = 0 ] || echo $s > $FEAT; } && echo $d > $FEAT &&
+           { [ -z "$n" ] || echo $n > $FEAT; }; then
             sets=$((sets + 1))
         else
             fail=$((fail + 1))
@@ -351,7 +361,11 @@ w_monitor() {
 }
 
 section start
-[ $SERIES = 0 ] || [ $STEAL_MODE = toggle ] || echo NO_STEAL > $FEAT || fail "cannot switch STEAL off"
+# STEAL is off at boot (series v3): toggle mode starts with it on.
+if [ $SERIES = 1 ]; then
+    if [ $STEAL_MODE = toggle ]; then echo STEAL > $FEAT || fail "cannot switch STEAL on"
+    else echo NO_STEAL > $FEAT || fail "cannot switch STEAL off"; fi
+fi
 if [ $SERIES = 1 ]; then st_mode="STEAL $STEAL_MODE"; else st_mode="no series"; fi
 echo "stress $N CPUs for $DURATION s, start $(now) end $END, $st_mode"
 # Wait for the workers by pid, not with a bare `wait`: that would also wait
@@ -400,6 +414,7 @@ for p in $CG/part*; do
     rmdir_retry $p || echo "leftover cgroup $p"
 done
 [ $SERIES = 0 ] || echo STEAL > $FEAT
+[ $has_ni = 0 ] || echo NO_NI_STEAL > $FEAT
 echo DELAY_DEQUEUE > $FEAT
 section throttle
 cat $CG/thr/cpu.stat
