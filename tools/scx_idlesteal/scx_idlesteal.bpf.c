@@ -29,11 +29,17 @@
  * task in its own queue: it looks again after a failed steal (which dropped
  * its rq lock) and kicks itself from ops.update_idle().
  *
- * With no CPU idle nobody steals, so a CPU whose task used up its slice, and
- * which has nothing queued of its own, takes ("pulls") a task waiting in its
- * LLC whose vtime is below what its own task's will be: the waiting is
- * passed round the LLC instead of two tasks sharing one CPU for good while
- * the others keep a CPU each (N+1 CPU-bound tasks on N CPUs).
+ * With no CPU idle nobody steals, so a CPU whose task used up its slice runs
+ * the least in vtime of that task, the head of its own queue and the tasks
+ * waiting in its LLC ("pulls"): the LLC's CPU-bound tasks run in one vtime
+ * order, so N+1 of them on N CPUs share them and weights hold when every
+ * CPU is busy.  With nothing to pull in its LLC it takes a task of another
+ * LLC of its node that is 2 slices behind in vtime.  A task that has waited
+ * STARVE_MS in a queue runs next whatever its vtime.
+ *
+ * Cgroups (cpu.weight, flat): a task of a cgroup below the root is charged
+ * as its cgroup's share of it, so that a cgroup's runnable tasks together
+ * advance in vtime as one task of the cgroup's weight.
  *
  * A task whose CPU is no longer in its mask goes to a shared fallback queue
  * in vtime order, which a CPU serves when its head has a lower vtime than
@@ -68,6 +74,15 @@ char _license[] SEC("license") = "GPL";
 #define STEAL_MAX_WALK		32	/* as SCHED_NR_MIGRATE_BREAK */
 #define STEAL_COST_CLAMP_NS	500000ULL
 #define STEAL_COST_DECAY_NS	1000000000ULL
+/* A pull from another LLC wants a task this far behind in vtime (slices). */
+#define PULL_LLC_MARGIN		2
+/*
+ * A task that has waited this long in a CPU's queue runs next, whatever
+ * its vtime (a fifth of the watchdog's 5 s); each CPU looks at most every
+ * STARVE_CHECK_NS.
+ */
+#define STARVE_MS		1000
+#define STARVE_CHECK_NS		100000000ULL
 /* Tasks whose CPU left their mask (DSQs 0..nr_cpus-1 are the CPUs'). */
 #define FALLBACK_DSQ		MAX_CPUS
 /* The watchdog's limit on a runnable task's wait (the loader's -t). */
@@ -98,6 +113,9 @@ volatile bool nearest_llc;
 
 UEI_DEFINE(uei);
 
+/* p->scx.runnable_at is in jiffies (libbpf reads the running kernel's Kconfig). */
+extern const int CONFIG_HZ __kconfig __weak;
+
 struct mask_chunk {
 	u64 word;
 	u64 pad[7];
@@ -126,6 +144,9 @@ enum stat_idx {
 	IDLESTEAL_STAT_YIELD_KEEP,	/* sched_yield() with nothing waiting: slice kept */
 	IDLESTEAL_STAT_YIELD_GIVE,	/* sched_yield() to a waiting task: slice ended */
 	IDLESTEAL_STAT_HOTPLUG,		/* CPUs that went online or offline */
+	IDLESTEAL_STAT_KEPT,		/* slice ends where the task, behind in vtime, kept its CPU */
+	IDLESTEAL_STAT_PULL_LLC,	/* tasks pulled at a slice end from another LLC */
+	IDLESTEAL_STAT_STARVED,		/* tasks run out of vtime order after STARVE_MS */
 	IDLESTEAL_NR_STATS,
 };
 
@@ -142,6 +163,7 @@ struct cpu_ctx {
 	u64 avg_cost;		/* ns, running average of a search */
 	u64 next_decay;		/* ns: halve avg_cost when gated past this */
 	u64 kicked;		/* kicked to steal: the next search is not gated */
+	u64 next_starve_check;	/* ns: when to look for a starved task next */
 };
 
 struct {
@@ -151,9 +173,20 @@ struct {
 	__uint(max_entries, 1);
 } cpu_ctxs SEC(".maps");
 
-/* Per task: its runtime when it last started running (ops.running()). */
+/*
+ * Per task: its runtime when it last started running (ops.running()); its
+ * cgroup (ops.init_task(), ops.cgroup_move()); the cgroup and weight it
+ * added to that cgroup's runnable weight while runnable (ops.runnable(),
+ * taken back by ops.quiescent()); whether it gave its turn up.
+ */
 struct task_ctx {
 	u64 exec_at;
+	u64 cgid;		/* its cgroup's id */
+	u64 cg_added_id;	/* the cgroup cg_added went to */
+	u32 cg_added;		/* weight added there, 0: none */
+	bool in_cgroup;		/* a cgroup below the root */
+	bool yielded;		/* sched_yield() to a waiting task: not kept running */
+	bool starved;		/* run out of vtime order (run_starved()) */
 };
 
 struct {
@@ -162,6 +195,27 @@ struct {
 	__type(key, int);
 	__type(value, struct task_ctx);
 } task_ctxs SEC(".maps");
+
+/*
+ * Per cgroup (cpu.weight; sched_ext's cgroup support, CONFIG_EXT_GROUP_SCHED),
+ * by cgroup id: its weight and the weight of its runnable tasks.  Flat: a
+ * cgroup at any depth competes with the root's tasks and with every other
+ * cgroup as a child of the root would; the hierarchy is not followed (a
+ * cgroup's weight is not divided among its children).
+ */
+struct cgrp_ctx {
+	u32 weight;
+	s64 runnable_weight;
+};
+
+#define MAX_CGROUPS		4096
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_CGROUPS);
+	__type(key, u64);
+	__type(value, struct cgrp_ctx);
+} cgrp_ctxs SEC(".maps");
 
 static u64 vtime_now;
 
@@ -360,8 +414,13 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 cpu = scx_bpf_task_cpu(p), idle, stealer;
 	u64 vtime = p->scx.dsq_vtime;
 
-	/* An idle task accumulates at most one slice of credit. */
-	if (time_before(vtime, vtime_now - slice()))
+	/*
+	 * A task that slept accumulates at most one slice of credit.  Only
+	 * at a wakeup: a runnable task's vtime behind the clock is not credit
+	 * from sleeping but what its LLC's load left it, which the pulls
+	 * across LLCs at a slice end go by.
+	 */
+	if ((enq_flags & SCX_ENQ_WAKEUP) && time_before(vtime, vtime_now - slice()))
 		vtime = vtime_now - slice();
 
 	/*
@@ -635,6 +694,43 @@ static bool anything_to_steal(s32 cpu)
 	return false;
 }
 
+/*
+ * At a slice end with nothing in the own LLC to pull: a task waiting in
+ * another LLC of this node that is behind @w->below by more than
+ * PULL_LLC_MARGIN slices in vtime.  Steals, and pulls within an LLC, keep
+ * the LLCs' tasks apart, and a CPU-bound task never wakes up to be placed
+ * elsewhere, so without this the LLCs' loads stay as they started: a
+ * cgroup whose tasks started in one LLC gets that LLC whatever its weight,
+ * N+1 tasks split 5/4 over two LLCs for good.  Vtime says which LLC's tasks
+ * fall behind; the margin keeps a task from going back and forth on small
+ * differences (its cache stays behind).
+ */
+static bool pull_other_llcs(s32 cpu, const struct want *w)
+{
+	struct want far = { .bounded = true, .below = w->below - PULL_LLC_MARGIN * slice() };
+	int victims = STEAL_MAX_VICTIMS;
+	u32 llc, i;
+
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		return false;
+	llc = cpu_llc_of(cpu);
+	if (llc >= MAX_LLCS)
+		return false;
+	bpf_for(i, 1, MAX_LLCS) {
+		u32 other;
+
+		if (i >= nr_llcs || victims <= 0)
+			break;
+		other = (llc + i) % nr_llcs;
+		if (other >= MAX_LLCS || llc_node_of(other) != llc_node_of(llc) ||
+		    !llc_overloaded(other))
+			continue;
+		if (steal_llc(cpu, other, 0, &victims, &far))
+			return true;
+	}
+	return false;
+}
+
 /* Is this CPU expected to be idle for less than a search costs? */
 static bool steal_gated(struct cpu_ctx *cctx, u64 now)
 {
@@ -664,10 +760,48 @@ static u64 ran_since_running(struct task_struct *p)
 	return now - tctx->exec_at;
 }
 
+/*
+ * @ran of @p's runtime in vtime.  A task of the root cgroup: weighted by its
+ * own weight.  A task of a cgroup below the root: its cgroup's cpu.weight,
+ * shared among the cgroup's runnable tasks by their weights, so that its
+ * tasks together advance in vtime as one task of that weight would:
+ * @ran * (the cgroup's runnable weight / the task's) * 100 / cpu.weight.
+ * Two cgroups of 4 spinners each at cpu.weight 100 and 400 are charged 4
+ * and 1 per ns: vtime order gives them 1:4 of the CPUs.
+ */
+static u64 vtime_charge(struct task_struct *p, u64 ran)
+{
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	struct cgrp_ctx *cgc;
+	u64 w, group;
+	s64 rw;
+
+	if (!tctx || !tctx->cg_added)
+		return scale_by_task_weight_inverse(p, ran);
+	cgc = bpf_map_lookup_elem(&cgrp_ctxs, &tctx->cg_added_id);
+	if (!cgc || !cgc->weight)
+		return scale_by_task_weight_inverse(p, ran);
+	w = tctx->cg_added;
+	rw = READ_ONCE(cgc->runnable_weight);
+	group = rw > (s64)w ? (u64)rw : w;
+	return ran * group / w * 100 / cgc->weight;
+}
+
 /* @p's vtime once charged for what it has run (ops.stopping()). */
 static u64 charged_vtime(struct task_struct *p)
 {
-	return p->scx.dsq_vtime + scale_by_task_weight_inverse(p, ran_since_running(p));
+	return p->scx.dsq_vtime + vtime_charge(p, ran_since_running(p));
+}
+
+/* Did @p give its turn up with sched_yield()?  Clears the mark. */
+static bool yielded(struct task_struct *p)
+{
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+
+	if (!tctx || !tctx->yielded)
+		return false;
+	tctx->yielded = false;
+	return true;
 }
 
 /*
@@ -714,6 +848,46 @@ static bool fallback_for(s32 cpu)
 	return false;
 }
 
+/*
+ * Run a task of this CPU's queue that has waited STARVE_MS or more, if any
+ * (of its first STEAL_MAX_WALK tasks; at most every STARVE_CHECK_NS).  Vtime
+ * order alone can make a task wait for any length of time: one of a cgroup
+ * of cpu.weight 1 is charged 10,000 times what one of weight 10,000 is for
+ * the same runtime (nice -20 against 19: about 6,000), so one slice of it
+ * puts it behind 10,000 slices of the other, and sched_ext's watchdog
+ * ejects the scheduler after 5 s (the loader's -t).
+ */
+static bool run_starved(s32 cpu, struct cpu_ctx *cctx, u64 now)
+{
+	struct task_ctx *tctx;
+	struct task_struct *p;
+	u64 hz = CONFIG_HZ > 0 ? CONFIG_HZ : 100, jnow;
+	u32 walked = 0;
+
+	if (now < cctx->next_starve_check)
+		return false;
+	cctx->next_starve_check = now + STARVE_CHECK_NS;
+	if (scx_bpf_dsq_nr_queued(cpu) <= 0)
+		return false;
+	jnow = bpf_jiffies64();
+	bpf_for_each(scx_dsq, p, cpu, 0) {
+		if (++walked > STEAL_MAX_WALK)
+			break;
+		if (jnow - p->scx.runnable_at < STARVE_MS * hz / 1000)
+			continue;
+		/* Its vtime is no measure of the clock (ops.running()). */
+		tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+		if (tctx)
+			tctx->starved = true;
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
+			stat_add(IDLESTEAL_STAT_STARVED, 1);
+			refresh_overloaded(cpu);
+			return true;
+		}
+	}
+	return false;
+}
+
 void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct want any = { .bounded = false }, below;
@@ -722,6 +896,10 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 	bool prev_runs = prev && (prev->scx.flags & SCX_TASK_QUEUED);
 	u64 t0, cost;
 	bool stolen;
+
+	cctx = this_cpu_ctx();
+	if (cctx && run_starved(cpu, cctx, bpf_ktime_get_ns()))
+		return;
 
 	/*
 	 * The fallback queue first, but only for a task earlier in vtime than
@@ -743,34 +921,67 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 			return;
 	}
 
+	/*
+	 * @prev used up its slice and is still runnable: the CPU runs what
+	 * has had least, in vtime, of @prev (once charged), the head of its
+	 * own queue, and the tasks waiting elsewhere in the LLC.  So the
+	 * LLC's CPU-bound tasks run in one vtime order, which is what makes
+	 * weights (nice, cpu.weight) hold when every CPU is busy:
+	 *
+	 * - a task waiting elsewhere in the LLC with less is pulled here.
+	 *   Without this N+1 CPU-bound tasks on N CPUs never move (no CPU
+	 *   goes idle, so nobody steals, and two tasks share one CPU for
+	 *   good), and two cgroups' tasks split each CPU by its own mix, a
+	 *   CPU with two tasks of one cgroup 1:1 whatever the weights;
+	 * - @prev keeps the CPU while it is behind the head of its queue:
+	 *   otherwise the turn alternates between a CPU's tasks at every
+	 *   slice end, since vtime only orders the waiting ones.
+	 *
+	 * @prev goes to this CPU's queue (ops.enqueue()) when it loses, where
+	 * the next CPU whose slice ends may take it in turn.  A task that
+	 * yielded to a waiting task is not kept.
+	 */
+	if (prev_runs && !yielded(prev)) {
+		bool own = false;
+
+		below.bounded = true;
+		below.below = charged_vtime(prev);
+		head = __COMPAT_scx_bpf_dsq_peek(cpu);
+		if (head && !time_before(below.below, head->scx.dsq_vtime)) {
+			below.below = head->scx.dsq_vtime;
+			own = true;
+		}
+		if (steal_enabled && anything_to_steal(cpu) && steal(cpu, &below)) {
+			stat_add(IDLESTEAL_STAT_PULL, 1);
+			return;
+		}
+		if (steal_enabled && pull_other_llcs(cpu, &below)) {
+			stat_add(IDLESTEAL_STAT_PULL_LLC, 1);
+			return;
+		}
+		if (own && scx_bpf_dsq_move_to_local(cpu, 0)) {
+			refresh_overloaded(cpu);
+			return;
+		}
+		if (head)
+			stat_add(IDLESTEAL_STAT_KEPT, 1);
+		refresh_overloaded(cpu);
+		scx_bpf_task_set_slice(prev, slice());
+		return;
+	}
+
 	if (scx_bpf_dsq_move_to_local(cpu, 0)) {
 		refresh_overloaded(cpu);
 		return;
 	}
 	set_overloaded(cpu, false);
 
-	/*
-	 * @prev used up its slice and nothing of this CPU's own waits: it
-	 * keeps running unless a task waiting elsewhere in the LLC has had
-	 * less.  Without this, N+1 CPU-bound tasks on N CPUs never move: no
-	 * CPU goes idle, so nobody steals, and two tasks share one CPU for
-	 * good.  @prev goes to this CPU's queue (ops.enqueue()), where the
-	 * next CPU whose slice ends may take it in turn.
-	 */
-	if (prev_runs) {
-		below.bounded = true;
-		below.below = charged_vtime(prev);
-		if (steal_enabled && anything_to_steal(cpu) && steal(cpu, &below))
-			stat_add(IDLESTEAL_STAT_PULL, 1);
-		return;
-	}
-
-	if (!steal_enabled || !anything_to_steal(cpu))
+	if (prev_runs)
 		return;
 
-	cctx = this_cpu_ctx();
-	if (!cctx)
+	if (!steal_enabled || !anything_to_steal(cpu) || !cctx)
 		return;
+
 	t0 = bpf_ktime_get_ns();
 	if (cctx->kicked)
 		cctx->kicked = 0;
@@ -838,9 +1049,17 @@ void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
 {
 	struct task_ctx *tctx;
 
-	if (time_before(vtime_now, p->scx.dsq_vtime))
-		vtime_now = p->scx.dsq_vtime;
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/*
+	 * The clock follows the vtime of the tasks that start running, which
+	 * run in vtime order; not one run because it starved, which may be
+	 * far ahead (a task of a cgroup of weight 1): every waking task would
+	 * be placed behind everything that waits.
+	 */
+	if (tctx && tctx->starved)
+		tctx->starved = false;
+	else if (time_before(vtime_now, p->scx.dsq_vtime))
+		vtime_now = p->scx.dsq_vtime;
 	if (tctx)
 		tctx->exec_at = p->se.sum_exec_runtime;
 }
@@ -863,6 +1082,10 @@ bool BPF_STRUCT_OPS(idlesteal_yield, struct task_struct *from, struct task_struc
 		return false;
 	cpu = scx_bpf_task_cpu(from);
 	if (scx_bpf_dsq_nr_queued(cpu) > 0 || fallback_for(cpu)) {
+		struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, from, 0, 0);
+
+		if (tctx)
+			tctx->yielded = true;
 		scx_bpf_task_set_slice(from, 0);
 		stat_add(IDLESTEAL_STAT_YIELD_GIVE, 1);
 	} else {
@@ -880,6 +1103,99 @@ void BPF_STRUCT_OPS(idlesteal_stopping, struct task_struct *p, bool runnable)
 void BPF_STRUCT_OPS(idlesteal_enable, struct task_struct *p)
 {
 	scx_bpf_task_set_dsq_vtime(p, vtime_now);
+}
+
+/*
+ * cpu.weight.  Each task's cgroup is known from ops.init_task() and
+ * ops.cgroup_move() (by id: scx_bpf_task_cgroup() may only be asked about
+ * the task an operation is called for, and the charge is also computed for
+ * @prev in ops.dispatch()).  A task of a cgroup below the root adds its
+ * weight to its cgroup's runnable weight while it is runnable; the charge
+ * (vtime_charge()) divides the cgroup's weight by it.
+ */
+static void task_set_cgroup(struct task_struct *p, struct cgroup *cgrp)
+{
+	struct task_ctx *tctx;
+
+	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tctx)
+		return;
+	tctx->cgid = cgrp->kn->id;
+	tctx->in_cgroup = cgrp->level > 0;
+}
+
+s32 BPF_STRUCT_OPS(idlesteal_init_task, struct task_struct *p,
+		   struct scx_init_task_args *args)
+{
+	/* No such field on a kernel without CONFIG_EXT_GROUP_SCHED. */
+	if (bpf_core_field_exists(args->cgroup) && args->cgroup)
+		task_set_cgroup(p, args->cgroup);
+	return 0;
+}
+
+/* Called between ops.quiescent() and ops.runnable() for a runnable task. */
+void BPF_STRUCT_OPS(idlesteal_cgroup_move, struct task_struct *p,
+		    struct cgroup *from, struct cgroup *to)
+{
+	task_set_cgroup(p, to);
+}
+
+void BPF_STRUCT_OPS(idlesteal_runnable, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	struct cgrp_ctx *cgc;
+
+	if (!tctx || !tctx->in_cgroup || tctx->cg_added)
+		return;
+	cgc = bpf_map_lookup_elem(&cgrp_ctxs, &tctx->cgid);
+	if (!cgc)
+		return;
+	tctx->cg_added_id = tctx->cgid;
+	tctx->cg_added = p->scx.weight ?: 1;
+	__sync_fetch_and_add(&cgc->runnable_weight, tctx->cg_added);
+}
+
+/* ... and takes back what it added, whatever nice or a move did since. */
+void BPF_STRUCT_OPS(idlesteal_quiescent, struct task_struct *p, u64 deq_flags)
+{
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	struct cgrp_ctx *cgc;
+	s64 w;
+
+	if (!tctx || !tctx->cg_added)
+		return;
+	w = tctx->cg_added;
+	tctx->cg_added = 0;
+	cgc = bpf_map_lookup_elem(&cgrp_ctxs, &tctx->cg_added_id);
+	if (cgc)
+		__sync_fetch_and_sub(&cgc->runnable_weight, w);
+}
+
+/* A cgroup the map has no room for keeps its tasks' own weights. */
+s32 BPF_STRUCT_OPS_SLEEPABLE(idlesteal_cgroup_init, struct cgroup *cgrp,
+			     struct scx_cgroup_init_args *args)
+{
+	struct cgrp_ctx cgc = { .weight = args->weight };
+	u64 id = cgrp->kn->id;
+
+	bpf_map_update_elem(&cgrp_ctxs, &id, &cgc, BPF_NOEXIST);
+	return 0;
+}
+
+void BPF_STRUCT_OPS(idlesteal_cgroup_exit, struct cgroup *cgrp)
+{
+	u64 id = cgrp->kn->id;
+
+	bpf_map_delete_elem(&cgrp_ctxs, &id);
+}
+
+void BPF_STRUCT_OPS(idlesteal_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+{
+	u64 id = cgrp->kn->id;
+	struct cgrp_ctx *cgc = bpf_map_lookup_elem(&cgrp_ctxs, &id);
+
+	if (cgc)
+		cgc->weight = weight;
 }
 
 /*
@@ -974,9 +1290,11 @@ void BPF_STRUCT_OPS(idlesteal_dump, struct scx_dump_ctx *dctx)
 	scx_bpf_dump("idlesteal: fallback_run=%llu migdis=%llu remote_idle=%llu fallback_queued=%d\n",
 		     stat_total(IDLESTEAL_STAT_FALLBACK_RUN), stat_total(IDLESTEAL_STAT_MIGDIS),
 		     stat_total(IDLESTEAL_STAT_REMOTE_IDLE), scx_bpf_dsq_nr_queued(FALLBACK_DSQ));
-	scx_bpf_dump("idlesteal: yield_keep=%llu yield_give=%llu hotplug=%llu\n",
+	scx_bpf_dump("idlesteal: yield_keep=%llu yield_give=%llu hotplug=%llu kept=%llu\n",
 		     stat_total(IDLESTEAL_STAT_YIELD_KEEP), stat_total(IDLESTEAL_STAT_YIELD_GIVE),
-		     stat_total(IDLESTEAL_STAT_HOTPLUG));
+		     stat_total(IDLESTEAL_STAT_HOTPLUG), stat_total(IDLESTEAL_STAT_KEPT));
+	scx_bpf_dump("idlesteal: pull_llc=%llu starved=%llu\n",
+		     stat_total(IDLESTEAL_STAT_PULL_LLC), stat_total(IDLESTEAL_STAT_STARVED));
 
 	bpf_for(llc, 0, MAX_LLCS) {
 		if (llc >= nr_llcs)
@@ -1040,6 +1358,13 @@ SCX_OPS_DEFINE(idlesteal_ops,
 	       .stopping		= (void *)idlesteal_stopping,
 	       .yield			= (void *)idlesteal_yield,
 	       .enable			= (void *)idlesteal_enable,
+	       .init_task		= (void *)idlesteal_init_task,
+	       .runnable		= (void *)idlesteal_runnable,
+	       .quiescent		= (void *)idlesteal_quiescent,
+	       .cgroup_init		= (void *)idlesteal_cgroup_init,
+	       .cgroup_exit		= (void *)idlesteal_cgroup_exit,
+	       .cgroup_move		= (void *)idlesteal_cgroup_move,
+	       .cgroup_set_weight	= (void *)idlesteal_cgroup_set_weight,
 	       .cpu_online		= (void *)idlesteal_cpu_online,
 	       .cpu_offline		= (void *)idlesteal_cpu_offline,
 	       .init			= (void *)idlesteal_init,

@@ -33,19 +33,21 @@ enum stat_idx {
 	IDLESTEAL_STAT_SYNC_QUEUED, IDLESTEAL_STAT_RECHECK, IDLESTEAL_STAT_IDLE_KICK,
 	IDLESTEAL_STAT_PULL, IDLESTEAL_STAT_FALLBACK_RUN, IDLESTEAL_STAT_MIGDIS,
 	IDLESTEAL_STAT_REMOTE_IDLE, IDLESTEAL_STAT_YIELD_KEEP, IDLESTEAL_STAT_YIELD_GIVE,
-	IDLESTEAL_STAT_HOTPLUG, IDLESTEAL_NR_STATS,
+	IDLESTEAL_STAT_HOTPLUG, IDLESTEAL_STAT_KEPT, IDLESTEAL_STAT_PULL_LLC, IDLESTEAL_STAT_STARVED,
+	IDLESTEAL_NR_STATS,
 };
 
 static const char *const stat_names[IDLESTEAL_NR_STATS] = {
 	"steals", "failed", "search_ns", "gated", "kicks", "local", "queued",
 	"remote_llc", "fallback", "sync_queued", "recheck", "idle_kick",
 	"pulls", "fallback_run", "migdis", "remote_idle", "yield_keep", "yield_give",
-	"hotplug",
+	"hotplug", "kept", "pull_llc", "starved",
 };
 
 static const char help_fmt[] =
 "scx_idlesteal: per-CPU vtime queues, idle CPUs steal from overloaded CPUs\n"
-"of their LLC (SMT siblings first), gated by idle time against search cost.\n"
+"of their LLC (SMT siblings first), gated by idle time against search cost;\n"
+"cgroups' cpu.weight applied (flat).\n"
 "\n"
 "Usage: %s [-s SLICE_US] [-t TIMEOUT_MS] [-n] [-o] [-m] [-v]\n"
 "\n"
@@ -353,7 +355,7 @@ static void read_stats(struct scx_idlesteal *skel, __u64 *totals)
 	}
 }
 
-/* As in scx_idlesteal.bpf.c. */
+/* The first fields of the BPF side's struct cpu_ctx (the map's value is longer). */
 struct cpu_ctx {
 	__u64 idle_at, avg_idle, avg_cost, next_decay, kicked;
 };
@@ -362,15 +364,28 @@ struct cpu_ctx {
 static void print_gates(struct scx_idlesteal *skel)
 {
 	int nr_cpus = libbpf_num_possible_cpus();
-	struct cpu_ctx ctxs[nr_cpus];
+	/* A per-CPU map's values come 8-byte aligned, one after another. */
+	size_t stride = (bpf_map__value_size(skel->maps.cpu_ctxs) + 7) & ~(size_t)7;
+	char *buf;
 	__u32 zero = 0;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.cpu_ctxs), &zero, ctxs))
+	if (nr_cpus <= 0 || stride < sizeof(struct cpu_ctx))
 		return;
+	buf = calloc(nr_cpus, stride);
+	if (!buf)
+		return;
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.cpu_ctxs), &zero, buf)) {
+		free(buf);
+		return;
+	}
 	printf("gate avg_idle_us/avg_cost_us:");
-	for (int cpu = 0; cpu < nr_cpus; cpu++)
-		printf(" %d=%llu/%llu", cpu, (unsigned long long)ctxs[cpu].avg_idle / 1000,
-		       (unsigned long long)ctxs[cpu].avg_cost / 1000);
+	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		const struct cpu_ctx *c = (const struct cpu_ctx *)(buf + cpu * stride);
+
+		printf(" %d=%llu/%llu", cpu, (unsigned long long)c->avg_idle / 1000,
+		       (unsigned long long)c->avg_cost / 1000);
+	}
+	free(buf);
 	printf("\n");
 }
 
