@@ -8,15 +8,23 @@ libbpf and bpftool they need from the same tree.  Our sources are copied
 next to the kernel's examples first (untracked files in build/linux, which
 the tree checks ignore).
 
+veristat (the kernel tree's BPF verifier statistics tool,
+tools/testing/selftests/bpf/veristat.c) is built next to them with the same
+libbpf, a few seconds of gcc; it has to run where sched_ext is (the guest):
+it loads each program of the BPF object through the verifier on its own.
+
 Guest side: the loader runs in the background, `/sys/kernel/sched_ext/state`
 says whether a BPF scheduler is in charge and `root/ops` its name.
 """
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 from . import build, paths
@@ -90,8 +98,65 @@ def build_schedulers(variant: str = VARIANT, names: tuple[str, ...] = SCHEDULERS
     for n, b in bins.items():
         if not b.exists():
             raise HarnessError(f"{b} was not built (log: {out}/build.log)")
+    if "scx_idlesteal" in names:
+        build_veristat(variant)
     log(f"sched_ext schedulers ready in {sw.elapsed():.0f} s: {out}/build/bin")
     return bins
+
+
+VERISTAT_SRC = Path("tools") / "testing" / "selftests" / "bpf" / "veristat.c"
+# The BPF object the loader's skeleton embeds (tools/sched_ext/Makefile:
+# bpftool gen object, three times, then gen skeleton from linked3).
+BPF_OBJECT_SUFFIX = ".bpf.linked3.o"
+
+
+def bpf_object(name: str = "scx_idlesteal", variant: str = VARIANT) -> Path:
+    return out_dir(variant) / "build" / "obj" / "sched_ext" / f"{name}{BPF_OBJECT_SUFFIX}"
+
+
+def veristat_binary(variant: str = VARIANT) -> Path:
+    return out_dir(variant) / "veristat" / "veristat"
+
+
+def build_veristat(variant: str = VARIANT) -> Path:
+    """veristat from the kernel tree, linked with the libbpf that the
+    schedulers' build made (build_schedulers() first); skipped when newer
+    than both."""
+    tree = paths.tree_dir()
+    src = tree / VERISTAT_SRC
+    build_dir = out_dir(variant) / "build"
+    libbpf = build_dir / "obj" / "libbpf" / "libbpf.a"
+    for need in (src, libbpf):
+        if not need.exists():
+            raise HarnessError(f"{need} does not exist (prepare the tree; build the "
+                               "schedulers first: `python3 -m idlesteal scx --no-kernel`)")
+    out = veristat_binary(variant)
+    if out.exists() and out.stat().st_mtime >= max(src.stat().st_mtime, libbpf.stat().st_mtime):
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = ["gcc", "-O2", "-Wno-format-truncation", f"-I{build_dir / 'include'}",
+           f"-I{tree / 'tools' / 'include'}", f"-I{tree / 'tools' / 'include' / 'uapi'}",
+           "-o", str(out), str(src), str(libbpf), "-lelf", "-lz", "-lm", "-lpthread"]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise HarnessError(f"veristat did not build: {' '.join(cmd)}\n{res.stderr[-2000:]}")
+    log(f"veristat ready: {out}")
+    return out
+
+
+def parse_veristat(text: str) -> list[dict[str, str]]:
+    """veristat's CSV output (-o csv) -> one row per program, by column name
+    (file_name, prog_name, verdict, total_insns, total_states, ...); lines
+    before the header (libbpf's messages) are skipped."""
+    lines = text.splitlines()
+    start = next((i for i, l in enumerate(lines) if l.startswith("file_name,")), None)
+    if start is None:
+        raise HarnessError("no veristat CSV header (file_name,...) in its output")
+    rows = []
+    for row in csv.DictReader(io.StringIO("\n".join(lines[start:]))):
+        if row.get("prog_name"):
+            rows.append(dict(row))
+    return rows
 
 
 def image_files(bins: dict[str, Path]) -> list[str]:

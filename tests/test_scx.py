@@ -100,3 +100,22 @@ def test_ejected_ignores_unloads_and_restarts(reason):
     console = f'sched_ext: BPF scheduler "{P2DQ}" enabled\n' \
               f'sched_ext: BPF scheduler "{P2DQ}" disabled ({reason})\n'
     assert not scx.EJECTED.search(console)
+
+
+VERISTAT_CSV = """libbpf: some message before the header
+file_name,prog_name,verdict,total_insns,total_states,duration
+scx_idlesteal.bpf.o,idlesteal_dispatch,success,20000,1500,90000
+scx_idlesteal.bpf.o,idlesteal_enqueue,failure,4000,300,8000
+"""
+
+
+def test_parse_veristat_reads_the_csv_rows_after_the_header():
+    rows = scx.parse_veristat(VERISTAT_CSV)
+    assert [r["prog_name"] for r in rows] == ["idlesteal_dispatch", "idlesteal_enqueue"]
+    assert rows[0]["verdict"] == "success" and rows[0]["total_insns"] == "20000"
+    assert rows[1]["verdict"] == "failure"
+
+
+def test_parse_veristat_without_a_header_is_an_error():
+    with pytest.raises(HarnessError, match="no veristat CSV header"):
+        scx.parse_veristat("libbpf: failed to open object\n")

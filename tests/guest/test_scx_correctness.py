@@ -41,6 +41,9 @@ of the `scx` kernel (docs/scx.md, "Correctness tests"):
   state, read every 100 ms, never leaves "enabled", the loader never
   restarts and rewrites its topology each time, and it steals.  Before, it
   had no ops.cpu_online/offline and sched_ext exited it at every change;
+* veristat (the kernel tree's tools/testing/selftests/bpf/veristat.c, built
+  by idlesteal/scx.py) passes every program of the BPF object through the
+  verifier one by one: verdict success for each;
 * the watchdog limit and the debug dump: loaded with -t 1000 (a 1 s limit)
   and -s 3000000 (3 s slices), two spinners pinned to one CPU make one of
   them wait 3 s: it is ejected for a runnable task stall and its loader prints sched_ext's debug dump with ours in it.  This
@@ -75,6 +78,7 @@ AFFMOVE = "affmove -s 1 -y 3 -b 2 -p 5 -r 20"   # CPUs 1-3 share an LLC, 5 does 
 AFFMOVE_SLICE_US = 200000
 HOTPLUG_CPUS = (3, 6, 1, 7, 3, 5)
 MARK = "idlesteal-test: deliberate stall from here"
+VERISTAT_OBJ = "/usr/share/scx_idlesteal.bpf.o"
 # cgroup weights: 1:4.  The bounds hold the ratio of CPU time at 2.5-6 where
 # 4 is exact: the spinners' turns are 20 ms slices, so over 6 s a ratio
 # moves by a slice or two of a task at every point where the tasks are
@@ -102,6 +106,9 @@ scx_end() {{
     fi
 }}
 after() {{ echo "after $(cat {scx.STATE}) $(cat {scx.OPS} 2>/dev/null)"; }}
+
+section veristat
+veristat -o csv -e file,prog,verdict,insns,states,duration {VERISTAT_OBJ} 2>&1 || echo "veristat rc $?"
 
 section sync
 scx_start /tmp/sync.log scx_idlesteal
@@ -245,10 +252,18 @@ def loader() -> Path:
     return scx.build_schedulers(names=("scx_idlesteal",))["scx_idlesteal"]
 
 
+def veristat_files() -> list[str]:
+    """veristat and the BPF object it checks (of the build, not of
+    IDLESTEAL_TEST_SCX_IDLESTEAL's loader)."""
+    return [f"{scx.build_veristat()}:/usr/bin/veristat",
+            f"{scx.bpf_object()}:{VERISTAT_OBJ}"]
+
+
 @pytest.fixture(scope="module")
 def run() -> vm.RunResult:
     kernel = kernel_for(scx.VARIANT)
-    initrd = image.build_base(files=scx.image_files({"scx_idlesteal": loader()}))
+    initrd = image.build_base(files=scx.image_files({"scx_idlesteal": loader()})
+                              + veristat_files())
     preset = topology.get("2x2x2")
     res = vm.run_script(SCRIPT, preset, kernel, initrd, timeout=600, name="scx-correctness")
     topology.verify(preset, res.sections["topology"])
@@ -398,6 +413,18 @@ def test_watchdog_limit_and_debug_dump(run):
         assert want in dump, (want, dump[:3000])
     ejected = scx.EJECTED.search(run.console.read_text(errors="replace"))
     assert ejected and ejected.group(1) == "idlesteal", ejected
+
+
+def test_veristat_passes_every_program(run):
+    rows = scx.parse_veristat(run.sections["veristat"])
+    progs = {r["prog_name"]: r for r in rows}
+    print("veristat: " + ", ".join(f"{n} {r['verdict']} {r['total_insns']} insns "
+                                   f"{r['total_states']} states" for n, r in progs.items()))
+    for want in ("idlesteal_dispatch", "idlesteal_enqueue", "idlesteal_select_cpu",
+                 "idlesteal_init", "idlesteal_cgroup_init"):
+        assert want in progs, (want, sorted(progs))
+    assert all(r["verdict"] == "success" for r in rows), [
+        (r["prog_name"], r["verdict"]) for r in rows if r["verdict"] != "success"]
 
 
 def test_default_watchdog_limit_is_5_s(run):
