@@ -116,20 +116,19 @@ THRESHOLDS: dict[str, Threshold] = {
 
 
 # Under a sched_ext scheduler (--scx) "steals" is the scheduler's own
-# counter, summed over its loads ("final" lines): every hotplug makes
-# sched_ext exit it (it has no cpu_online/offline callbacks) and a reload
-# takes 1-2 s under TCG, so it is in charge for only part of the run: four
-# 60 s 2x2x2 runs of 2026-11-24 made 70 and 16 steals (a CPU change every
-# 0.5 s), 81 and 19 (every 2 s, SCX_HOTPLUG_SLEEP).  The minimum asks for
-# stealing to have happened under the churn, not for a rate.
+# counter, summed over its loads ("final" lines).  Until scx_idlesteal had
+# cpu_online/offline callbacks (2026-11-25) every hotplug made sched_ext
+# exit it and the minimums here were lowered (steals 5, hotplug_ops 6, a CPU
+# change every 2 s); it now stays in charge through hotplug (2,470 steals
+# and 21 CPU changes in make test's 60 s 2x2x2 run at one change every 2 s)
+# and takes the suite's own minimums and hotplug period; "steals" keeps
+# its description (the scheduler's counter, not schedstat).
 # cpu.max is not enforced while it is in charge (sched_ext applies CFS
-# bandwidth only through a scheduler's cgroup callbacks, which
-# scx_idlesteal does not implement), so nr_throttled has no minimum.
+# bandwidth only through a scheduler's cgroup callbacks, and scx_idlesteal
+# implements cpu.weight but not ops.cgroup_set_bandwidth), so nr_throttled
+# has no minimum.
 SCX_THRESHOLDS: dict[str, Threshold] = {
-    "steals": Threshold(5, 5, "the sched_ext scheduler's steals, summed over its loads"),
-    # one CPU change every SCX_HOTPLUG_SLEEP s, not every 0.5 s (11 in 60 s
-    # on 2026-11-24, the host shared with a CI run)
-    "hotplug_ops": Threshold(6, 5, "successful CPU offline + online operations"),
+    "steals": Threshold(100, 60, "the sched_ext scheduler's steals, summed over its loads"),
 }
 NOT_UNDER_SCX = ("nr_throttled",)
 
@@ -947,10 +946,9 @@ def write_summary(s: dict, outdir: Path | None = None) -> Path:
     return path
 
 
-# Under a sched_ext scheduler without hotplug callbacks every CPU change
-# restarts it (1-2 s under TCG): a change every 2 s leaves it in charge for
-# part of the time instead of almost never (every 0.5 s, 2026-11-24).
-SCX_HOTPLUG_SLEEP = "2"
+# The suite's own CPU change period under sched_ext too: scx_idlesteal stays
+# in charge through hotplug (it was "2" while every change restarted it).
+SCX_HOTPLUG_SLEEP = "0.5"
 
 
 STEAL_MODES = ("toggle", "off")
