@@ -190,10 +190,15 @@ echo "mid $(cat {scx.STATE}) $(cat {scx.OPS} 2>/dev/null)"
 echo 1 > $CG/light/cpu.weight
 echo 10000 > $CG/heavy/cpu.weight
 # each hogs measures its own tasks: this shell, a task of the root, may
-# wait up to the 1 s starvation limit at each wakeup here
-sh -c "echo \\$\\$ > $CG/light/cgroup.procs; exec hogs -n {CGW_SPINNERS} -d {CGW_SECONDS}" > /tmp/xl.out &
+# wait up to the 1 s starvation limit at each wakeup here, so the heavy
+# hogs can start a second or more after the light ones.  Once, under make
+# test, the light ones, measuring after hogs' default 1 s warm-up, ran
+# alone for part of it: 0.33 of a CPU each, over 8.3 s of measurement
+# against the heavy ones' 7.0 s.  A 3 s warm-up puts both measurements
+# where both cgroups' spinners run.
+sh -c "echo \\$\\$ > $CG/light/cgroup.procs; exec hogs -n {CGW_SPINNERS} -w 3 -d {CGW_SECONDS}" > /tmp/xl.out &
 a=$!
-sh -c "echo \\$\\$ > $CG/heavy/cgroup.procs; exec hogs -n {CGW_SPINNERS} -d {CGW_SECONDS}" > /tmp/xh.out &
+sh -c "echo \\$\\$ > $CG/heavy/cgroup.procs; exec hogs -n {CGW_SPINNERS} -w 3 -d {CGW_SECONDS}" > /tmp/xh.out &
 b=$!
 wait $a $b || echo "hogs rc $?"
 echo "extreme light $(grep RESULT /tmp/xl.out)"
