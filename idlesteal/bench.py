@@ -340,7 +340,8 @@ def run_ab(spec: BenchSpec, preset: topology.Preset, kernel: Path, variant: str,
     guest = {"uname": res.sections.get("meta", "").strip(), "run_dir": str(res.run_dir),
              "boot_seconds": round(res.boot_seconds, 1), "total_seconds": round(res.seconds, 1),
              "possible_cpus": res.sections.get("possible", "").strip(),
-             "overload_after": overload.splitlines()}
+             "overload_after": overload.splitlines(),
+             "stale_code_retries": [str(d) for d in res.retried]}
     return finish(spec, runs, ms, res.sections, topo, name, outdir,
                   report.metadata(spec, preset.name, build_meta, qemu, guest), res.run_dir)
 

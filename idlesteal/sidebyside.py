@@ -639,7 +639,8 @@ def run(spec: Spec, kernel: Path, variant: str, outdir: Path) -> dict:
                  "scx_idlesteal_sha256": scx.source_digest(),
                  "guest": {"uname": res.sections.get("meta", "").strip().splitlines()[:1],
                            "run_dir": str(res.run_dir), "boot_seconds": round(res.boot_seconds, 1),
-                           "total_seconds": round(res.seconds, 1), "runs": nruns}})
+                           "total_seconds": round(res.seconds, 1), "runs": nruns,
+                           "stale_code_retries": [str(d) for d in res.retried]}})
     outdir.mkdir(parents=True, exist_ok=True)
     jpath, tpath = outdir / f"{spec.preset}.json", outdir / f"{spec.preset}.txt"
     jpath.write_text(json.dumps({"meta": meta, "spec": spec.to_json(), "rows": rows,

@@ -1048,7 +1048,8 @@ def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
                 retried.append({"console": str(e.console), "kernel_errors": early[:10]})
         guest = {"run_dir": str(res.run_dir), "console": str(res.console),
                  "boot_seconds": round(res.boot_seconds, 1),
-                 "total_seconds": round(res.seconds, 1)}
+                 "total_seconds": round(res.seconds, 1),
+                 "stale_code_retries": [str(d) for d in res.retried]}
         uname = res.sections.get("meta", "").strip()
         try:
             topology.verify(preset, res.sections.get("topology", ""))

@@ -102,6 +102,8 @@ class RunResult:
     output: image.GuestOutput
     boot_seconds: float
     seconds: float
+    # run dirs of boots that died of a TCG stale-code trap and were booted again
+    retried: tuple[Path, ...] = ()
 
     @property
     def sections(self) -> dict[str, str]:
@@ -130,6 +132,37 @@ def kernel_errors(console_text: str, tolerate: re.Pattern[str] | None = None) ->
             if KERNEL_ERROR_RE.search(l) and not (tolerate and tolerate.search(l))]
 
 
+# "Code: 48 89 de e8 <ab> 80 ..." — the bytes around the faulting RIP, the
+# one at RIP in <>.  After an int3 trap RIP is one past the int3.
+_CODE_RE = re.compile(r"Code: ((?:[0-9a-f]{2} )*)<([0-9a-f]{2})>")
+
+
+def stale_code_trap(console_text: str) -> str | None:
+    """The line of an `Oops: int3` whose int3 is no longer in memory, or None.
+
+    Under multi-threaded TCG a vCPU can run translated code that another
+    vCPU's text_poke_bp() has already replaced (docs/tcg.md): it traps on an
+    int3 that poke_int3_handler() no longer knows, and the Oops's code dump,
+    read from memory afterwards, shows the finished instruction where the
+    int3 was.  On hardware the sync IPIs of text_poke_bp() rule that out, so
+    this is the emulator's, not the kernel's.  Only the first Oops counts:
+    one that follows another proves nothing."""
+    lines = console_text.splitlines()
+    for i, l in enumerate(lines):
+        if "Oops: " not in l:
+            continue
+        if "Oops: int3" not in l:
+            return None
+        for m in (_CODE_RE.search(x) for x in lines[i + 1:i + 40]):
+            if m:
+                before = m.group(1).split()
+                if before and before[-1] != "cc":
+                    return l.strip()
+                return None
+        return None
+    return None
+
+
 def _tail(path: Path, n: int = 25) -> str:
     try:
         lines = path.read_text(errors="replace").replace("\r", "").splitlines()
@@ -144,7 +177,34 @@ def run_script(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
                tolerate: re.Pattern[str] | None = None) -> RunResult:
     """Boot `preset`, run `script` as /run.sh, return its output; raise
     GuestError.  `meta` is kept as run.json in the run directory; console
-    lines matching `tolerate` are not kernel errors."""
+    lines matching `tolerate` are not kernel errors.
+
+    A boot that dies of a TCG stale-code trap (stale_code_trap()) is booted
+    once more, said on the log and in RunResult.retried; its run directory
+    is kept.  Any other kernel error, or a second trap, is raised."""
+    try:
+        return _run_once(script, preset, kernel, base_initrd, timeout=timeout, name=name,
+                         cmdline=cmdline, quiet=quiet, meta=meta, tolerate=tolerate)
+    except GuestKernelError as e:
+        trap = stale_code_trap(e.console.read_text(errors="replace"))
+        if trap is None:
+            raise
+        log(f"  TCG stale-code trap ({trap}), not a kernel error (docs/tcg.md); "
+            f"console kept at {e.console}; booting once more")
+        (e.run_dir / "stale-code-trap.txt").write_text(
+            f"{trap}\nbooted again: this boot died of a TCG stale-code trap (docs/tcg.md)\n")
+        first = e.run_dir
+    res = _run_once(script, preset, kernel, base_initrd, timeout=timeout, name=name,
+                    cmdline=cmdline, quiet=quiet, meta=meta, tolerate=tolerate)
+    (res.run_dir / "stale-code-trap.txt").write_text(
+        f"the first boot of this run died of a TCG stale-code trap: {first}\n")
+    res.retried = (first,)
+    return res
+
+
+def _run_once(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
+              timeout: float, name: str, cmdline: list[str] | None, quiet: bool,
+              meta: dict | None, tolerate: re.Pattern[str] | None) -> RunResult:
     if shutil.which(preset.qemu) is None:
         raise HarnessError(f"{preset.qemu} not found; run `make deps`")
     rd = new_run_dir(f"{name}-{preset.name}")

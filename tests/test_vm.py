@@ -1,5 +1,7 @@
 from pathlib import Path
 
+import pytest
+
 from idlesteal import topology, vm
 
 
@@ -28,3 +30,60 @@ def test_qemu_command_line():
     serials = [cmd[i + 1] for i, x in enumerate(cmd) if x == "-serial"]
     assert serials == ["file:/c.log", "file:/o.log"]
     assert "-no-reboot" in cmd
+
+
+STALE = (Path(__file__).parent / "data" / "tcg-stale-int3-console.txt").read_text()
+
+
+def test_stale_code_trap_is_recognized():
+    # The boot that failed make test (2026-11-25): the int3 at
+    # ttwu_do_activate+0x140 is a call again in memory.
+    assert vm.stale_code_trap(STALE) == "[    2.696835] Oops: int3: 0000 [#1] SMP"
+
+
+def test_stale_code_trap_needs_the_int3_gone():
+    still_there = STALE.replace("48 89 de e8 <ab>", "48 89 de cc <ab>")
+    assert vm.stale_code_trap(still_there) is None
+
+
+def test_stale_code_trap_only_the_first_oops():
+    gpf = "[    1.0] Oops: general protection fault, probably for non-canonical address\n"
+    assert vm.stale_code_trap(gpf + STALE) is None
+    assert vm.stale_code_trap(STALE.replace("Code: ", "Kode: ")) is None
+    assert vm.stale_code_trap("[    1.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2\n") is None
+
+
+def _fake_runs(monkeypatch, tmp_path, consoles):
+    """vm._run_once that fails with each console in turn, then succeeds."""
+    calls = []
+
+    def fake(*a, **kw):
+        rd = tmp_path / f"run{len(calls)}"
+        rd.mkdir()
+        calls.append(rd)
+        if len(calls) <= len(consoles):
+            (rd / "console.log").write_text(consoles[len(calls) - 1])
+            raise vm.GuestKernelError("kernel reported errors", rd / "console.log", rd)
+        return vm.RunResult(rd, rd / "console.log", None, 1.0, 2.0)   # type: ignore[arg-type]
+    monkeypatch.setattr(vm, "_run_once", fake)
+    return calls
+
+
+def test_run_script_boots_again_after_a_stale_code_trap(monkeypatch, tmp_path):
+    calls = _fake_runs(monkeypatch, tmp_path, [STALE])
+    res = vm.run_script("true", None, Path("k"), Path("i"))   # type: ignore[arg-type]
+    assert len(calls) == 2 and res.retried == (calls[0],)
+    assert "stale-code trap" in (calls[0] / "stale-code-trap.txt").read_text()
+    assert str(calls[0]) in (calls[1] / "stale-code-trap.txt").read_text()
+
+
+def test_run_script_raises_other_errors_and_a_second_trap(monkeypatch, tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    _fake_runs(monkeypatch, tmp_path / "a", ["[    1.0] BUG: kernel NULL pointer dereference\n"])
+    with pytest.raises(vm.GuestKernelError):
+        vm.run_script("true", None, Path("k"), Path("i"))   # type: ignore[arg-type]
+    calls = _fake_runs(monkeypatch, tmp_path / "b", [STALE, STALE])
+    with pytest.raises(vm.GuestKernelError):
+        vm.run_script("true", None, Path("k"), Path("i"))   # type: ignore[arg-type]
+    assert len(calls) == 2
