@@ -885,7 +885,7 @@ def parser() -> Parser:
     sp = command("collect", "re-read a kept run directory (build/runs/<id>/) into "
                  "results, as `kunit.py parse` does", cmd_collect, check_collect)
     sp.add_argument("run_dir", type=args.existing_dir,
-                    help="build/runs/<id>/ of a bench or stress run")
+                    help="build/runs/<id>/ of a bench (guest or --host) or stress run")
     outdir(sp, None, "where the results go (default: where that kind of run writes them)")
 
     sp = command("compare", "two suite summaries side by side: did the second run "

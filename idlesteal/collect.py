@@ -14,6 +14,13 @@ the run was.  Two kinds are known:
         written by bench.run_ab(); the measurements are parsed again and
         written with report.write() (outdir/<name>.json, .txt, .png).  Kernel
         errors, a failed script or output that does not parse raise.
+    {"kind": "host-bench", "name": NAME, "spec": ..., "offer": host.Offer.to_json(),
+     "skipped": NOTE, "forced_under_load": BOOL}
+        written by `bench --host` (host.py; no console.log, no qemu.cmd: the
+        script ran on the machine itself); measured again with the offer's
+        topology and written by host.results() as the run wrote them.  No
+        kernel errors are read (there is no guest console), and the report
+        says so; the load at the end was not recorded in the run directory.
 
 collect() returns a Collected: what to print (.text), the files written
 (.paths) and whether the run passed (.passed).
@@ -25,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import bench, image, paths, report, stress, topology, vm, waste
+from . import bench, host, image, paths, report, stress, topology, vm, waste
 from .util import HarnessError
 
 
@@ -38,7 +45,7 @@ class Collected:
     """One collected run.  `data`: stress: the summary written (as
     stress.run() returns it); bench: report.write()'s dict ("table", "json",
     "txt", maybe "png")."""
-    kind: str                  # "stress" or "bench"
+    kind: str                  # "stress", "bench" or "host-bench"
     passed: bool               # stress: the verdict; bench: always (failures raise)
     text: str                  # the report to print (stress.report() / the table)
     paths: list[Path]          # files written
@@ -55,7 +62,7 @@ def read_meta(run_dir: Path) -> dict[str, Any]:
         text = path.read_text()
     except FileNotFoundError:
         raise CollectError(f"{path} is missing: {run_dir} was not written by a run that "
-                           f"records what it was (stress or bench), so it cannot be "
+                           f"records what it was (stress, bench or bench --host), so it cannot be "
                            f"collected") from None
     except OSError as e:
         raise CollectError(f"{path}: {e}") from None
@@ -159,7 +166,52 @@ def collect_bench(run_dir: Path, meta: dict[str, Any], outdir: Path | None) -> C
                      res, len(ms))
 
 
-KINDS = {"stress": collect_stress, "bench": collect_bench}
+# What a host run's report says in place of a console's kernel errors.
+NO_CONSOLE = ("host run: no guest console: no kernel errors are read (look at the machine's "
+              "dmesg for the time of the run)")
+
+
+def collect_host_bench(run_dir: Path, meta: dict[str, Any], outdir: Path | None) -> Collected:
+    run_json = run_dir / vm.RUN_META
+    name = _field(meta, "name", str, run_dir)
+    spec_json = _field(meta, "spec", dict, run_dir)
+    offer_json = _field(meta, "offer", dict, run_dir)
+    try:
+        spec = bench.BenchSpec.from_json(spec_json)
+        _ = spec.wl                  # an unknown workload name fails here
+        o = host.Offer.from_json(offer_json)
+    except HarnessError as e:
+        raise CollectError(f"{run_json}: {e}") from None
+    except (KeyError, TypeError, ValueError) as e:
+        raise CollectError(f"{run_json}: the offer does not read back as host mode wrote it "
+                           f"({type(e).__name__}: {e})") from None
+    note = meta.get("skipped")
+    if not isinstance(note, str):     # run dirs kept before run.json said it
+        reason = o.steal_reason()
+        note = host.skip_note(reason) if reason and not spec.a.features \
+            and not spec.b.features else ""
+    out = run_dir / "output.log"
+    parsed = image.parse_output(_read(out))
+    if parsed is None:
+        raise CollectError(f"{out}: no {image.BEGIN} / END markers: the output is truncated "
+                           f"(the run was killed?)")
+    if parsed.rc != 0:
+        raise CollectError(f"{out}: the script exited with rc={parsed.rc}")
+    try:
+        res = host.results(spec, parsed.sections, o, name, outdir or paths.results_dir(),
+                           run_dir, seconds=None, note=note, end=None,
+                           forced=bool(meta.get("forced_under_load")), collected=True)
+    except (HarnessError, ValueError, KeyError, IndexError) as e:
+        raise CollectError(f"{out}: {e}") from None
+    res["table"] += NO_CONSOLE + "\n"
+    with open(res["txt"], "a") as f:
+        f.write(NO_CONSOLE + "\n")
+    runs = [r for r in bench.plan(spec) if not r.warmup]
+    return Collected("host-bench", True, res["table"],
+                     [v for k, v in res.items() if k != "table"], res, len(runs))
+
+
+KINDS = {"stress": collect_stress, "bench": collect_bench, host.RUN_KIND: collect_host_bench}
 
 
 def collect(run_dir: Path, outdir: Path | None = None) -> Collected:

@@ -371,6 +371,7 @@ class Offer:
     hypervisor: bool
     topology: SysTopology
     load: Optional[Load] = None
+    node: str = ""                       # the machine's name (uname -n)
 
     @property
     def steal(self) -> bool:
@@ -432,7 +433,7 @@ class Offer:
         vm = "yes: a VM (cpuinfo has the hypervisor flag)" if self.hypervisor else "no"
         if self.load is not None and self.load.steal_pct:
             vm += f", steal time {self.load.steal_pct:.1f}% of CPU time"
-        lines = [f"host: {platform.node()}, kernel {self.kernel} ({self.arch})",
+        lines = [f"host: {self.node or platform.node()}, kernel {self.kernel} ({self.arch})",
                  f"  topology: {self.topology.describe()}",
                  f"  hypervisor: {vm}",
                  f"  sched/features: {feats}",
@@ -448,6 +449,15 @@ class Offer:
         d = asdict(self)
         d["steal"] = self.steal
         return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> Offer:
+        """An Offer as to_json() wrote it (a host run's run.json)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        kw["topology"] = SysTopology(**d["topology"])
+        kw["load"] = Load(**d["load"]) if d.get("load") else None
+        return cls(**kw)
 
 
 def cpuinfo_hypervisor(text: str) -> bool:
@@ -512,7 +522,7 @@ def offer(root: Path = ROOT, euid: Optional[int] = None, made: tuple[str, ...] =
         bpf=_p(root, "proc/sys/kernel/bpf_stats_enabled").exists(),
         btf=_p(root, "sys/kernel/btf/vmlinux").exists(),
         hypervisor=cpuinfo_hypervisor(_read(_p(root, "proc/cpuinfo")) or ""),
-        topology=read_topology(root))
+        topology=read_topology(root), node=platform.node())
 
 
 # ---------------------------------------------------------------- the state host mode changes
@@ -967,8 +977,13 @@ def sides(spec: "bench_mod.BenchSpec", o: Offer, explicit: bool
                         "it is on both sides (A/A) with the wasted-time measure")
     spec = dataclasses.replace(spec, a=dataclasses.replace(spec.a, features=()),
                                b=dataclasses.replace(spec.b, features=()))
-    return spec, (f"STEAL A/B skipped: {reason}; both sides run the kernel as it is (A/A): "
-                  "%speedup and 'B removes' are then this machine's run-to-run noise")
+    return spec, skip_note(reason)
+
+
+def skip_note(reason: str) -> str:
+    """The line that says the STEAL A/B was skipped, and why."""
+    return (f"STEAL A/B skipped: {reason}; both sides run the kernel as it is (A/A): "
+            "%speedup and 'B removes' are then this machine's run-to-run noise")
 
 
 # Per-CPU trace buffer on the host (KB): every task of the machine is traced,
@@ -1039,7 +1054,6 @@ def _bench(spec: "bench_mod.BenchSpec", name: str, outdir: Path, *, explicit_ab:
            max_load: float, force_load: bool, timeout: float,
            show: Callable[[str], None], root: Path) -> dict:
     from . import bench as bench_mod
-    from . import report
     with session(root, need_tracefs=spec.waste != "off") as s:
         o = offer(root, made=tuple(s.state.mounts_made))
         o.load = sample_load(root)
@@ -1064,52 +1078,87 @@ def _bench(spec: "bench_mod.BenchSpec", name: str, outdir: Path, *, explicit_ab:
             f"{','.join(map(str, spec.levels))}, {w.size_name} {spec.size}); "
             f"A = {spec.a.name}, B = {spec.b.name}")
         extra = paths_of_files(spec.files)
+        missing = program_missing(spec, extra)
+        if missing:
+            raise HostError(f"--host: {missing}; --file PROG puts your own program's "
+                            "directory on the PATH")
         if w.binary in {p.stem for p in _workload_exes()}:      # wakelat: built here
             extra += [p.parent for p in image.compile_workloads()[:1]]
-        if not shutil.which(w.binary, path=script_path(extra)):
-            pkg = image.TOOLS.get(w.binary, ("", "rt-tests" if w.binary == "hackbench"
-                                             else ""))[1]
-            raise HostError(f"--host: {w.binary} is not installed on this machine"
-                            + (f" (Debian package {pkg})" if pkg else "")
-                            + "; --file PROG puts your own program's directory on the PATH")
         topo = o.topology
         script = bench_mod.script(spec, runs, topo.ncpus, mem_mb(root),
                                   trace_kb=trace_kb(topo.ncpus, mem_mb(root)))
         res = run_script(script, name="bench", timeout=timeout or 120 + 240 * len(runs),
                          path_dirs=extra, tracefs=_p(root, s.state.instance_made)
                          if s.state.instance_made else None,
-                         meta={"kind": "host-bench", "name": name, "spec": spec.to_json(),
-                               "offer": o.to_json()})
-        changed = check_same(topo, res.sections.get("topology", ""))
-        if changed:
-            raise HostError("the machine's CPUs changed during the run: " + "; ".join(changed))
-        wtopo = topo.waste_topology()
-        has_ss = o.schedstat_version is not None
-        sections = res.sections if has_ss else _stub_schedstat(res.sections, runs, topo.online)
-        ms = bench_mod.collect(spec, runs, sections, wtopo)
-        if has_ss:
-            bench_mod.check_schedstat(sections, runs, topo.ncpus)
-        else:
-            no_schedstat(ms)
+                         meta={"kind": RUN_KIND, "name": name, "spec": spec.to_json(),
+                               "offer": o.to_json(), "skipped": note,
+                               "forced_under_load": bool(too)})
         end = sample_load(root)
-        overload = res.sections.get("overload.after", "")
-        info = {"uname": res.sections.get("meta", "").strip(), "run_dir": str(res.run_dir),
-                "boot_seconds": 0.0, "total_seconds": round(res.seconds, 1),
-                "possible_cpus": res.sections.get("possible", "").strip(),
-                "overload_after": overload.splitlines()}
-        meta = report.metadata(spec, "host", provenance_record(o), "none (host mode)", info)
-        meta["kernel_label"] = f"the running kernel {o.kernel}"
-        meta["host_mode"] = {"offer": o.to_json(), "load_start": asdict(o.load),
-                             "load_end": asdict(end), "forced_under_load": bool(too),
-                             "skipped": note, "topology": topo.to_json()}
-        out = bench_mod.finish(spec, runs, ms, sections, wtopo, name, outdir, meta,
-                               res.run_dir)
-        beside = ("\n" + o.block() + (note + "\n" if note else "")
-                  + f"  load at end: {end.describe()}\n")
-        with open(out["txt"], "a") as f:
-            f.write(beside)
-        out["table"] += beside
-        return out
+        return results(spec, res.sections, o, name, outdir, res.run_dir,
+                       seconds=res.seconds, note=note, end=end, forced=bool(too))
+
+
+# run.json's kind of a host bench run (collect.py reads it back)
+RUN_KIND = "host-bench"
+
+
+def results(spec: "bench_mod.BenchSpec", sections: dict[str, str], o: Offer, name: str,
+            outdir: Path, run_dir: Path, *, seconds: Optional[float], note: str,
+            end: Optional[Load], forced: bool, collected: bool = False) -> dict:
+    """The results of a host run's output: its sections measured as a
+    guest's are, with the host's topology (checked against the script's),
+    schedstat fields nan on a kernel without /proc/schedstat, the offer and
+    the loads in the JSON and beside the table.  Used by the run itself and
+    by `collect` of its run directory (`end` None: not recorded there)."""
+    from . import bench as bench_mod
+    from . import report
+    topo = o.topology
+    runs = bench_mod.plan(spec)
+    changed = check_same(topo, sections.get("topology", ""))
+    if changed:
+        raise HostError("the machine's CPUs changed during the run: " + "; ".join(changed))
+    wtopo = topo.waste_topology()
+    has_ss = o.schedstat_version is not None
+    if not has_ss:
+        sections = _stub_schedstat(sections, runs, topo.online)
+    ms = bench_mod.collect(spec, runs, sections, wtopo)
+    if has_ss:
+        bench_mod.check_schedstat(sections, runs, topo.ncpus)
+    else:
+        no_schedstat(ms)
+    overload = sections.get("overload.after", "")
+    info = {"uname": sections.get("meta", "").strip(), "run_dir": str(run_dir),
+            "boot_seconds": 0.0,
+            "total_seconds": None if seconds is None else round(seconds, 1),
+            "possible_cpus": sections.get("possible", "").strip(),
+            "overload_after": overload.splitlines()}
+    if collected:
+        info["collected"] = True
+    meta = report.metadata(spec, "host", provenance_record(o), "none (host mode)", info)
+    meta["kernel_label"] = f"the running kernel {o.kernel}"
+    meta["host_mode"] = {"offer": o.to_json(),
+                         "load_start": asdict(o.load) if o.load else None,
+                         "load_end": asdict(end) if end else None, "forced_under_load": forced,
+                         "skipped": note, "topology": topo.to_json()}
+    out = bench_mod.finish(spec, runs, ms, sections, wtopo, name, outdir, meta, run_dir)
+    beside = ("\n" + o.block() + (note + "\n" if note else "")
+              + (f"  load at end: {end.describe()}\n" if end else
+                 "  load at end: not recorded in the run directory\n"))
+    with open(out["txt"], "a") as f:
+        f.write(beside)
+    out["table"] += beside
+    return out
+
+
+def program_missing(spec: "bench_mod.BenchSpec", extra: list[Path]) -> str:
+    """Why the workload's program cannot run here ("" when it can): not on
+    the PATH (with `extra`, the --file directories, first).  The programs of
+    workloads/ count as there: they are built here before the run."""
+    b = spec.wl.binary
+    if b in {p.stem for p in _workload_exes()} or shutil.which(b, path=script_path(extra)):
+        return ""
+    pkg = image.TOOLS.get(b, ("", "rt-tests" if b == "hackbench" else ""))[1]
+    return f"{b} is not installed on this machine" + (f" (Debian package {pkg})" if pkg else "")
 
 
 def _workload_exes() -> list[Path]:

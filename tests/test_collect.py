@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import bench, collect, image, stress, vm
+from idlesteal import bench, cli, collect, host, image, stress, vm
 from idlesteal.util import HarnessError
 
 from .test_stress import P as STRESS_PARAMS
@@ -167,3 +167,101 @@ def test_stress_truncated_output_fails_and_no_output_raises(tmp_path: Path):
     d = run_dir(tmp_path / "b", stress.run_meta("2x2x2", 120, "debug"), "no markers\n")
     with pytest.raises(collect.CollectError, match="output.log"):
         collect.collect(d, tmp_path / "stress")
+
+
+# ---------------------------------------------------------------- host (bench --host)
+
+def host_offer(features: list[str] | None = None) -> host.Offer:
+    """What host.offer() would say of a 2x2x2-shaped machine (the captures'
+    topology), its sched/features not readable unless given."""
+    topo = host.SysTopology(list(range(8)), [[0, 1], [2, 3], [4, 5], [6, 7]],
+                            [[0, 1, 2, 3], [4, 5, 6, 7]], [list(range(8))],
+                            [[0, 1, 2, 3], [4, 5, 6, 7]])
+    load = host.Load([0.5, 0.4, 0.3], 0, 120, 0.1, 0.0, 8, 1.0)
+    return host.Offer(kernel="6.12.0-test", version="Linux version 6.12.0-test", arch="x86_64",
+                      root=True, features=features,
+                      features_note="" if features else "Operation not permitted",
+                      schedstat_version=17, schedstats_sysctl="0", sched_ext=None, scx_ops="",
+                      tracefs=True, tracefs_note="mounted", events_missing=[],
+                      trace_clocks=["local", "mono"], bpf=True, btf=True, hypervisor=False,
+                      topology=topo, load=load, node="server1")
+
+
+HOST_SPEC = bench.BenchSpec(a=bench.Side("A", ()), b=bench.Side("B", ()), levels=[1, 2],
+                            size=2000, reps=3, waste="off")
+
+
+def host_run_dir(tmp_path: Path, output: str, *, skipped: bool = True) -> Path:
+    """A kept `bench --host` run directory: run.sh, helpers.sh, output.log
+    and run.json as host.run_script() writes them; no console.log, no qemu.cmd."""
+    o = host_offer()
+    d = tmp_path / "runs" / "20260101-000000-bench-host"
+    d.mkdir(parents=True)
+    (d / "run.sh").write_text("section meta\nuname -a\n")
+    (d / "helpers.sh").write_text("section() { :; }\n")
+    (d / "output.log").write_text(output)
+    meta = {"kind": host.RUN_KIND, "name": "hostrun", "spec": HOST_SPEC.to_json(),
+            "offer": o.to_json(), "forced_under_load": True}
+    if skipped:
+        meta["skipped"] = host.skip_note(o.steal_reason())
+    (d / vm.RUN_META).write_text(json.dumps(meta, indent=2) + "\n")
+    return d
+
+
+@pytest.mark.parametrize("skipped", [True, False], ids=["note-recorded", "older-run-json"])
+def test_host_run_dir_collects_without_a_console(tmp_path: Path, skipped: bool):
+    d = host_run_dir(tmp_path, output_log(bench_sections(HOST_SPEC)), skipped=skipped)
+    out = tmp_path / "results"
+    res = collect.collect(d, out)
+    assert res.kind == "host-bench" and res.passed is True
+    assert res.measurements == HOST_SPEC.reps * len(HOST_SPEC.levels) * 2
+    assert out / "hostrun.json" in res.paths and out / "hostrun.txt" in res.paths
+    data = json.loads((out / "hostrun.json").read_text())
+    meta = data["meta"]
+    assert meta["preset"] == "host" and meta["qemu_version"] == "none (host mode)"
+    assert meta["guest"]["collected"] is True and meta["guest"]["run_dir"] == str(d)
+    hm = meta["host_mode"]
+    assert hm["offer"]["node"] == "server1" and hm["offer"]["topology"]["llc"][1] == [4, 5, 6, 7]
+    assert hm["load_end"] is None and hm["forced_under_load"] is True
+    assert hm["skipped"].startswith("STEAL A/B skipped: /sys/kernel/debug/sched/features "
+                                    "is not readable")
+    # the report: the offer block, the skipped A/B, and no console invented
+    assert "host: server1, kernel 6.12.0-test (x86_64)" in res.text
+    assert "load at end: not recorded in the run directory" in res.text
+    assert "host run: no guest console" in res.text
+    assert "console.log" not in res.text and "kernel reported errors" not in res.text
+    assert not (d / "console.log").exists()
+    txt = (out / "hostrun.txt").read_text()
+    assert "\nhost: server1, " in txt and txt.rstrip().endswith(res.text.rstrip().split("\n")[-1])
+
+
+def test_host_run_dir_that_is_cut_or_failed_is_a_clear_error(tmp_path: Path):
+    full = output_log(bench_sections(HOST_SPEC))
+    d = host_run_dir(tmp_path / "a", full[:len(full) // 2])
+    with pytest.raises(collect.CollectError, match="output.log: no .* END markers"):
+        collect.collect(d, tmp_path / "results")
+    d = host_run_dir(tmp_path / "b", output_log(bench_sections(HOST_SPEC), rc=2))
+    with pytest.raises(collect.CollectError, match="rc=2"):
+        collect.collect(d, tmp_path / "results")
+    meta = json.loads((d / vm.RUN_META).read_text())
+    del meta["offer"]["topology"]
+    (d / vm.RUN_META).write_text(json.dumps(meta))
+    with pytest.raises(collect.CollectError, match="offer"):
+        collect.collect(d, tmp_path / "results")
+    assert not (tmp_path / "results").exists()
+
+
+def test_host_run_whose_cpus_changed_is_refused(tmp_path: Path):
+    s = bench_sections(HOST_SPEC)
+    s["topology"] = s["topology"].replace("online 0-7", "online 0-6")
+    d = host_run_dir(tmp_path, output_log(s))
+    with pytest.raises(collect.CollectError, match="CPUs changed during the run"):
+        collect.collect(d, tmp_path / "results")
+
+
+def test_collect_command_on_a_host_run_dir(tmp_path: Path, capsys):
+    d = host_run_dir(tmp_path, output_log(bench_sections(HOST_SPEC)))
+    rc = cli.main(["collect", str(d), "--outdir", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "host run: no guest console" in out
+    assert f"wrote {tmp_path / 'out' / 'hostrun.json'}" in out
