@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import platform
 import sys
 import time
 from contextlib import contextmanager
@@ -160,6 +161,16 @@ def check_bench(a: argparse.Namespace) -> None:
 
 def check_suite(a: argparse.Namespace) -> None:
     path, a.entries = _load_suite(a, suite.default_file())
+    if a.host and a.presets:
+        raise UsageError("--presets", ",".join(a.presets), "no --presets with --host: a preset "
+                         "is a guest's topology; the host runs each workload of the suite file "
+                         "once on its own CPUs (--workloads picks them)")
+    _check_host(a, (("--variant", a.variant, a.variant != "steal"),
+                    ("--append", a.append, bool(a.append)), ("--force", True, a.force)))
+    if a.outdir is None:
+        a.outdir = str(suite.host_dir() if a.host else paths.results_dir())
+    if a.host:
+        return _check_suite_host(a, path)
     if a.summary_only:      # "not run yet" lists only what --presets/--workloads pick
         a.selected = _select(a, path, a.entries) if a.presets or a.workloads else a.entries
         return
@@ -169,6 +180,15 @@ def check_suite(a: argparse.Namespace) -> None:
             a.specs.append((e, topology.get(e.preset), _spec(
                 a, e.workload, e.levels, e.size, e.custom, e.files + tuple(a.file))))
     _tools_present(a, sorted({s.wl.binary for _, _, s in a.specs if s.wl.binary in image.TOOLS}))
+
+
+def _check_suite_host(a: argparse.Namespace, path: Path) -> None:
+    """suite --host: one entry per workload of the file (suite.host_entries())."""
+    a.explicit_ab = a.a is not None or a.b is not None
+    a.entries, a.left_out = suite.host_entries(a.entries)
+    a.selected = _select(a, path, a.entries) if a.workloads else a.entries
+    a.specs = [(e, None, _spec(a, e.workload, e.levels, e.size, e.custom,
+                               e.files + tuple(a.file))) for e in a.selected]
 
 
 def check_side_by_side(a: argparse.Namespace) -> None:
@@ -466,7 +486,50 @@ def _summary_of(entries: list[suite.Entry], selected: list[suite.Entry], outdir:
     return text, txt, js
 
 
+def _suite_host(a: argparse.Namespace) -> int:
+    """suite --host: the file's workloads on this machine (host.suite(), docs/host.md)."""
+    outdir = Path(a.outdir)
+    meta = {"mode": "host", "machine": platform.node(), "kernel": platform.release(),
+            "suite_file": str(a.suite_file or suite.default_file()), "left_out": a.left_out}
+    if not a.summary_only:
+        runs = [len(bench.plan(s)) for _, _, s in a.specs]
+        secs = sum(estimate.est_seconds(e.name, "host", n, outdir)[0]
+                   for (e, _, _), n in zip(a.specs, runs))
+        print(f"suite --host: {len(a.specs)} entr{'y' if len(a.specs) == 1 else 'ies'} on this "
+              f"machine (the running kernel), {sum(runs)} runs, ~{estimate.fmt_duration(secs)}; "
+              f"results in {outdir}")
+        for line in a.left_out:
+            print(f"  {line}")
+        if a.dry_run:
+            for (e, _, s), n in zip(a.specs, runs):
+                missing = host.program_missing(s, host.paths_of_files(s.files))
+                print(f"  {e.name}: {n} runs of {s.wl.name} {s.wl.level} "
+                      f"{','.join(map(str, s.levels))} {s.wl.size_name} {s.size}, A = "
+                      f"{s.a.name}, B = {s.b.name} if the kernel has them"
+                      + (f"; would be skipped: {missing}" if missing else ""))
+            return 0
+        res = host.suite([(e.name, s) for e, _, s in a.specs], outdir,
+                         explicit_ab=a.explicit_ab, max_load=host.DEFAULT_MAX_LOAD
+                         if a.max_load is None else a.max_load, force_load=a.force_load,
+                         show=_show)
+        if res.stopped and not res.done and not res.failed:
+            raise HarnessError(res.stopped)
+        meta.update(skipped=[f"{n}: {w}" for n, w in res.skipped], stopped=res.stopped,
+                    failed=[n for n, _ in res.failed])
+    text, txt, _ = suite.write_summary(a.entries, outdir, meta, a.selected)
+    print(text, end="")
+    print(f"wrote {txt}")
+    if not a.summary_only and (res.stopped or res.failed):
+        print(f"idlesteal suite: error: {res.stopped}" if res.stopped else
+              f"{len(res.failed)} suite entr{'y' if len(res.failed) == 1 else 'ies'} failed: "
+              f"{', '.join(n for n, _ in res.failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_suite(a: argparse.Namespace) -> int:
+    if a.host:
+        return _suite_host(a)
     outdir = Path(a.outdir)
     if a.summary_only:
         text, txt, _ = _summary_of(a.entries, a.selected, outdir)
@@ -682,7 +745,8 @@ def parser() -> Parser:
         sp.add_argument("--workloads", default=None, type=args.names,
                         help="only these workloads (comma-separated)")
 
-    def ab(sp: argparse.ArgumentParser, reps: int) -> None:
+    def ab(sp: argparse.ArgumentParser, reps: int, out: Path | None = paths.results_dir(),
+           out_help: str = "") -> None:
         sp.add_argument("--reps", type=args.reps, default=reps,
                         help=f"repetitions per side and load level (default {reps})")
         sp.add_argument("--a", default=None, type=args.features,
@@ -699,7 +763,7 @@ def parser() -> Parser:
                         "both sides, one traced) or off")
         sp.add_argument("--dry-run", action="store_true",
                         help="print what would run and how long it should take, run nothing")
-        outdir(sp, paths.results_dir())
+        outdir(sp, out, out_help)
         files(sp)
 
     sp = command("fetch", "download + verify + extract the Debian kernel source", cmd_fetch)
@@ -809,11 +873,13 @@ def parser() -> Parser:
     sp.add_argument("--suite-file", type=args.existing_file,
                     help="suite file (default configs/bench.suite)")
     filters(sp)
-    ab(sp, reps=5)
+    ab(sp, reps=5, out=None, out_help=f"where the results go (default {paths.results_dir()}; "
+       "with --host its host-<machine name>/)")
     sp.add_argument("--extra-args", default="", type=args.line,
                     help="extra arguments for every command")
     sp.add_argument("--summary-only", action="store_true",
                     help="only rebuild results/summary.txt from the results there")
+    host_options(sp)
 
     sp = command("kernels", "one command on two kernel variants (alternating "
                  "boots), e.g. the guest config against defconfig", cmd_kernels, check_kernels)

@@ -77,6 +77,12 @@ class HostError(HarnessError):
     pass
 
 
+class Refused(HostError):
+    """What this machine or its load cannot do, said before any load: not
+    root, the A/B asked for, no measure, the load, a program not installed.
+    `suite --host` stops at the first (the next entry would be refused too)."""
+
+
 class Stopped(KeyboardInterrupt):
     """SIGTERM (or SIGHUP) during a host run: unwinds like Ctrl-C, so every
     `finally` on the way restores what it changed."""
@@ -721,7 +727,7 @@ def _lock(root: Path) -> int:
         holder = (_read(path) or "").strip() or "?"
         os.close(fd)
         if e.errno in (errno.EWOULDBLOCK, errno.EACCES):
-            raise HostError(f"another host run (pid {holder}) holds {path}: host runs do not "
+            raise Refused(f"another host run (pid {holder}) holds {path}: host runs do not "
                             "overlap; wait for it to finish") from None
         raise
     os.ftruncate(fd, 0)
@@ -972,7 +978,7 @@ def sides(spec: "bench_mod.BenchSpec", o: Offer, explicit: bool
         missing = sorted(feature_names(list(words)) - feature_names(o.features))
         reason = f"sched/features has no {' '.join(missing)}"
     if explicit:
-        raise HostError(f"--host: the A/B {spec.a.name} against {spec.b.name} cannot run on "
+        raise Refused(f"--host: the A/B {spec.a.name} against {spec.b.name} cannot run on "
                         f"this kernel: {reason}; without --a/--b host mode runs the kernel as "
                         "it is on both sides (A/A) with the wasted-time measure")
     spec = dataclasses.replace(spec, a=dataclasses.replace(spec.a, features=()),
@@ -1040,7 +1046,7 @@ def bench(spec: "bench_mod.BenchSpec", name: str, outdir: Path, *, explicit_ab: 
     (bench.finish()), the state put back.  Returns bench.finish()'s paths
     and table; refusals are HostError (one line)."""
     if os.geteuid() != 0 and root == ROOT:
-        raise HostError("--host needs root (sched features, tracefs, the schedstats sysctl, "
+        raise Refused("--host needs root (sched features, tracefs, the schedstats sysctl, "
                         "mounting debugfs/tracefs); run it with sudo")
     try:
         return _bench(spec, name, outdir, explicit_ab=explicit_ab, max_load=max_load,
@@ -1063,10 +1069,10 @@ def _bench(spec: "bench_mod.BenchSpec", name: str, outdir: Path, *, explicit_ab:
             show(note)
         why = o.measure_reason()
         if spec.waste != "off" and why:
-            raise HostError(f"--host: no wasted-time measure here: {why}; run with --waste off")
+            raise Refused(f"--host: no wasted-time measure here: {why}; run with --waste off")
         too = o.load.too_high(max_load)
         if too and not force_load:
-            raise HostError(f"--host: the machine is already loaded ({too}; above --max-load "
+            raise Refused(f"--host: the machine is already loaded ({too}; above --max-load "
                             f"{max_load:g} of its CPUs): the figures would measure that load "
                             "too; wait until it is quiet or pass --force-load (the load is "
                             "recorded in the results)")
@@ -1080,7 +1086,7 @@ def _bench(spec: "bench_mod.BenchSpec", name: str, outdir: Path, *, explicit_ab:
         extra = paths_of_files(spec.files)
         missing = program_missing(spec, extra)
         if missing:
-            raise HostError(f"--host: {missing}; --file PROG puts your own program's "
+            raise Refused(f"--host: {missing}; --file PROG puts your own program's "
                             "directory on the PATH")
         if w.binary in {p.stem for p in _workload_exes()}:      # wakelat: built here
             extra += [p.parent for p in image.compile_workloads()[:1]]
@@ -1183,3 +1189,67 @@ def side_by_side(show: Callable[[str], None] = print, root: Path = ROOT) -> int:
         return 0
     raise HostError("side-by-side --host on a kernel with sched_ext is not there yet "
                     "(issue 29, part 2); `bench --host` runs EEVDF with the wasted-time measure")
+
+
+# ---------------------------------------------------------------- suite on the host
+
+@dataclass
+class SuiteResult:
+    """What `suite --host` did: entry names done, failed (with why) and
+    skipped (with why); `stopped`: the refusal that ended it, "" if none."""
+    done: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    stopped: str = ""
+
+
+def suite(specs: list[tuple[str, "bench_mod.BenchSpec"]], outdir: Path, *, explicit_ab: bool,
+          max_load: float = DEFAULT_MAX_LOAD, force_load: bool = False,
+          show: Callable[[str], None] = print, root: Path = ROOT) -> SuiteResult:
+    """`suite --host`: each (name, spec) as `bench --host` runs it, one after
+    the other, each in its own session (the state put back after each).  A
+    workload whose program is not installed is skipped with one line; a
+    refusal (Refused: not root, the A/B asked for, the load, no measure,
+    another host run) ends the suite, since every later entry would meet it
+    too; a run that fails is counted and the next entry runs.  The kernel's
+    offer and the skipped A/B's line are shown once, for the first entry."""
+    from . import bench as bench_mod
+    from .util import Stopwatch
+    if os.geteuid() != 0 and root == ROOT:
+        return SuiteResult(stopped="--host needs root (sched features, tracefs, the schedstats "
+                           "sysctl, mounting debugfs/tracefs); run it with sudo")
+    res = SuiteResult()
+    todo = []
+    for name, spec in specs:
+        why = program_missing(spec, paths_of_files(spec.files))
+        if why:
+            res.skipped.append((name, why))
+            show(f"suite --host: {name} skipped: {why}")
+        else:
+            todo.append((name, spec))
+    shown: set[str] = set()
+
+    def once(text: str) -> None:
+        key = "offer" if text.startswith("host: ") else text
+        if key not in shown:
+            shown.add(key)
+            show(text)
+    sw = Stopwatch()
+    for i, (name, spec) in enumerate(todo, 1):
+        log(f"suite entry {i}/{len(todo)}: {name} ({len(bench_mod.plan(spec))} runs)")
+        try:
+            out = bench(spec, name, outdir, explicit_ab=explicit_ab, max_load=max_load,
+                        force_load=force_load, show=once, root=root)
+        except Refused as e:
+            res.stopped = str(e)
+            break
+        except HarnessError as e:        # keep going: one broken entry must not lose the rest
+            log(f"suite entry {name} FAILED: {e}")
+            res.failed.append((name, str(e)))
+        else:
+            show(f"== {name}\n{out['table']}".rstrip("\n"))
+            res.done.append(name)
+        log(f"suite --host: {i}/{len(todo)} done, {len(res.failed)} failed, "
+            f"{sw.elapsed():.0f} s elapsed")
+    return res
+

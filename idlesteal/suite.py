@@ -24,10 +24,17 @@ results/<preset>-<workload>.{txt,json,png}.  summarize() then reads those
 JSON files back and writes results/summary.{txt,json}: one line per preset,
 workload and level with both sides' means, the difference with its 95%
 interval and significance, %busy, steals and the steal cost.
+
+`suite --host` (host.suite()) runs the file's workloads on the machine
+itself: host_entries() makes one entry per workload, preset HOST, with the
+levels and size of its first line (a preset is a guest's topology; the
+host's is its own), results in results/host-<machine>/ (host_dir()).
 """
 from __future__ import annotations
 
 import json
+import platform
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,6 +188,35 @@ def select(entries: list[Entry], presets: str = "", workloads: str = "") -> list
     return out
 
 
+# The preset name of host entries (host.bench()'s results say "preset": "host").
+HOST = "host"
+
+
+def host_entries(entries: list[Entry]) -> tuple[list[Entry], list[str]]:
+    """One entry per workload for `suite --host`, in file order: preset
+    HOST, the levels, size and definition of the workload's first line; and
+    a line per workload whose other lines are left out."""
+    first: dict[str, Entry] = {}
+    others: dict[str, list[str]] = {}
+    for e in entries:
+        if e.workload in first:
+            others[e.workload].append(e.preset)
+        else:
+            first[e.workload] = e
+            others[e.workload] = []
+    out = [Entry(HOST, e.workload, e.levels, e.size, e.custom, e.files) for e in first.values()]
+    notes = [f"{w}: levels {','.join(map(str, first[w].levels))} size "
+             f"{first[w].size or 'default'} of its {first[w].preset} line; its "
+             f"{', '.join(ps)} line(s) left out" for w, ps in others.items() if ps]
+    return out, notes
+
+
+def host_dir(node: str | None = None) -> Path:
+    """results/host-<machine name>/: where `suite --host` writes by default."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", node or platform.node()).strip(".") or "unknown"
+    return paths.results_dir() / f"host-{name}"
+
+
 def _fmt(x: float | None, digits: int = 1) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
@@ -239,7 +275,7 @@ def _waste(r: dict) -> str:
     return cells
 
 
-def summary_table(rows: list[dict], missing: list[str]) -> str:
+def summary_table(rows: list[dict], missing: list[str], host: bool = False) -> str:
     out = [f"{'preset':<7} {'workload':<22} {'lvl':>4} {'A (NO_STEAL)':>16} "
            f"{'B (STEAL)':>16} {'%speedup [95% CI]':>24} {'%busy A>B':>11} {'steal':>6} "
            f"{'us/try':>6} {'nidle us':>8} {'wasted% A>B':>11} {'removed [95% CI]':>20}"]
@@ -259,16 +295,29 @@ def summary_table(rows: list[dict], missing: list[str]) -> str:
                "STEAL better (less time, or more req/s); * = Welch p < 0.05; steal = steals "
                "per CPU per run; us/try = mean cost of a steal attempt; nidle us = newidle "
                "balance's cost estimate (max_newidle_lb_cost, summed over domains)")
+    if host:
+        out.append("host mode (docs/host.md): this machine and its running kernel, one run of "
+                   "each workload; A and B are the features each entry's JSON names (meta.A, "
+                   "meta.B): on a kernel without the series both sides run the kernel as it "
+                   "is (A/A), and %speedup is then the run-to-run noise")
     if missing:
         out.append("not run yet: " + ", ".join(missing))
     return "\n".join(out) + "\n"
 
 
-def write_summary(entries: list[Entry], outdir: Path) -> tuple[str, Path, Path]:
+def write_summary(entries: list[Entry], outdir: Path, meta: dict[str, Any] | None = None,
+                  selected: list[Entry] | None = None) -> tuple[str, Path, Path]:
+    """summary.{txt,json} of every entry's results in `outdir`; "not run
+    yet" names only the `selected` entries' missing ones (default: all);
+    `meta` (host mode: where and on what it ran) goes into the JSON."""
     rows, missing = summary_rows(entries, outdir)
-    text = summary_table(rows, missing)
+    if selected is not None and selected != entries:
+        missing = summary_rows(selected, outdir)[1]
+    host = any(e.preset == HOST for e in entries)
+    text = summary_table(rows, missing, host)
     txt, js = outdir / "summary.txt", outdir / "summary.json"
     outdir.mkdir(parents=True, exist_ok=True)
     txt.write_text(text)
-    js.write_text(json.dumps({"rows": rows, "missing": missing}, indent=2) + "\n")
+    js.write_text(json.dumps({"rows": rows, "missing": missing,
+                              **({"meta": meta} if meta is not None else {})}, indent=2) + "\n")
     return text, txt, js

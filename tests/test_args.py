@@ -138,13 +138,13 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("bench", "--host"): FLAG,
     ("bench", "--max-load"): bad(["-1", "2", "nan", "inf", "", "x"], "--host") + bad(["0.5"]),
     ("bench", "--force-load"): FLAG,
-    ("suite", "--variant"): bad(VARIANT),
+    ("suite", "--variant"): bad(VARIANT) + bad(["base"], "--host"),
     ("suite", "--no-build"): FLAG,
     ("suite", "--force"): FLAG,
-    ("suite", "--append"): bad(CMDLINE),
+    ("suite", "--append"): bad(CMDLINE) + bad(["quiet"], "--host"),
     ("suite", "--suite-file"): bad(SUITE_FILE),
     ("suite", "--presets"): bad(PRESET) + bad(["2x2x2"], "--suite-file={suite1}")
-    + bad(["2x2x2"], "--summary-only", "--suite-file={suite1}"),
+    + bad(["2x2x2"], "--summary-only", "--suite-file={suite1}") + bad(["2x2x2"], "--host"),
     ("suite", "--workloads"): bad(["", "a/b", "nope", "hackbench,hackbench"])
     + bad(["wakelat"], "--suite-file={suite1}"),
     ("suite", "--reps"): bad(INT),
@@ -158,6 +158,9 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("suite", "--file"): bad(FILE_SPEC),
     ("suite", "--extra-args"): bad(TEXT),
     ("suite", "--summary-only"): FLAG,
+    ("suite", "--host"): FLAG,
+    ("suite", "--max-load"): bad(["-1", "2", "nan", "inf", "", "x"], "--host") + bad(["0.5"]),
+    ("suite", "--force-load"): FLAG,
     ("kernels", "--preset"): bad(PRESET),
     ("kernels", "--no-build"): FLAG,
     ("kernels", "--force"): FLAG,
@@ -275,7 +278,7 @@ def sandbox(tmp_path, monkeypatch):
                        (scx, ["build_schedulers"]), (peers, ["ensure"]),
                        (asym, ["bench"]), (bench, ["run_ab"]), (sidebyside, ["run"]),
                        (stress, ["run"]), (collect, ["collect"]), (suite, ["write_summary"]),
-                       (host, ["bench", "side_by_side", "session"])):
+                       (host, ["bench", "side_by_side", "session", "suite"])):
         for n in names:
             monkeypatch.setattr(mod, n, work(f"{mod.__name__}.{n}"))
 

@@ -194,3 +194,100 @@ def test_custom_workload_from_the_command_line(fake, tmp_path):
     (_, spec), = fake.runs
     assert spec.command(4) == ["mybench", "-t", "4", "-n", "7"]
     assert spec.wl.higher_better and spec.wl.parse("p99: 12.5\n")[spec.wl.metric] == 12.5
+
+
+# ---------------------------------------------------------------- suite --host
+
+import os
+
+from idlesteal import host, report, suite
+
+HOST_SUITE = """\
+workload shb "sh -c 'echo t={level}'" "t=([0-9.]+)" lower
+workload gone "idlesteal-no-prog {level}" "t=([0-9.]+)" lower
+2x2x2 shb  1,2 3
+1x1x2 shb  1   1
+2x2x2 gone 1
+"""
+
+
+@pytest.fixture
+def fake_host(monkeypatch, tmp_path):
+    """host.bench() faked: a result JSON written as a run writes one (the
+    test_bench captures' figures); the calls recorded."""
+    from .test_bench import fake_sections, spec
+    calls: list[tuple[str, bench.BenchSpec, Path]] = []
+
+    def run(spec_, name, outdir, *, explicit_ab, max_load, force_load, show, root):
+        calls.append((name, spec_, outdir))
+        show("host: fake, kernel 6.12 (x86_64)\n")
+        s = spec()
+        runs = bench.plan(s)
+        ms = bench.collect(s, runs, fake_sections(s, runs, lambda r: 2.0 + 0.01 * r.rep))
+        return report.write(name, outdir, s, ms, report.metadata(s, "host", {}, "none", {}))
+    monkeypatch.setattr(host, "bench", run)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setenv("IDLESTEAL_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setattr(kernels, "ensure", lambda *a, **kw: pytest.fail("a kernel was built"))
+    (tmp_path / "h.suite").write_text(HOST_SUITE)
+    return calls
+
+
+def test_suite_host_runs_each_workload_once_into_a_host_folder(fake_host, tmp_path, capsys):
+    rc = cli.main(["suite", "--host", "--suite-file", str(tmp_path / "h.suite"), "--reps", "2"])
+    out, err = capsys.readouterr()
+    outdir = suite.host_dir()
+    assert outdir.parent == tmp_path / "results" and outdir.name.startswith("host-")
+    assert rc == 0, err
+    assert [(n, s.levels, s.size, s.reps, d) for n, s, d in fake_host] == \
+        [("host-shb", [1, 2], 3, 2, outdir)]
+    assert "shb: levels 1,2 size 3 of its 2x2x2 line; its 1x1x2 line(s) left out" in out
+    assert "suite --host: host-gone skipped: idlesteal-no-prog is not installed" in out
+    assert out.count("host: fake") == 1
+    data = json.loads((outdir / "summary.json").read_text())
+    assert data["meta"]["mode"] == "host" and data["meta"]["skipped"][0].startswith("host-gone")
+    assert {r["preset"] for r in data["rows"]} == {"host"}
+    assert "not run yet: host-gone" in (outdir / "summary.txt").read_text()
+    assert not (tmp_path / "results" / "summary.json").exists()
+
+
+def test_suite_host_refused_before_any_entry_is_one_line(fake_host, tmp_path, capsys,
+                                                         monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    rc = cli.main(["suite", "--host", "--suite-file", str(tmp_path / "h.suite")])
+    out, err = capsys.readouterr()
+    errors = [l for l in err.splitlines() if not l.startswith("[idlesteal]")]
+    assert rc == 1 and errors == ["idlesteal suite: error: --host needs root (sched features, "
+                                  "tracefs, the schedstats sysctl, mounting debugfs/tracefs); "
+                                  "run it with sudo"]
+    assert fake_host == [] and not suite.host_dir().exists()
+
+
+def test_suite_host_dry_run_and_summary_only(fake_host, tmp_path, capsys):
+    h = str(tmp_path / "h.suite")
+    assert cli.main(["suite", "--host", "--suite-file", h, "--dry-run",
+                     "--outdir", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert f"suite --host: 2 entries on this machine (the running kernel), " in out
+    assert f"results in {tmp_path / 'o'}" in out
+    assert "host-gone: 11 runs of gone" in out and "would be skipped: idlesteal-no-prog" in out
+    assert fake_host == [] and not (tmp_path / "o").exists()
+    assert cli.main(["suite", "--host", "--suite-file", h, "--summary-only",
+                     "--workloads", "gone"]) == 0
+    out = capsys.readouterr().out
+    assert "not run yet: host-gone" in out
+    assert json.loads((suite.host_dir() / "summary.json").read_text())["meta"]["mode"] == "host"
+
+
+@pytest.mark.parametrize("argv,want", [
+    (["--host", "--presets", "2x2x2"], "argument --presets: invalid value '2x2x2' (want no "
+     "--presets with --host: a preset is a guest's topology"),
+    (["--host", "--variant", "base"], "argument --variant: invalid value 'base' (want no "
+     "--variant with --host"),
+    (["--force-load"], "argument --force-load: invalid value True (want it only with --host)"),
+])
+def test_suite_host_arguments(fake_host, argv, want, capsys):
+    assert cli.main(["suite", *argv]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and want in err, err
+    assert fake_host == []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import bench, host
+from idlesteal import bench, host, workload
 
 EVENTS = host.EVENTS
 
@@ -494,3 +494,77 @@ def test_a_killed_runs_instance_is_removed_by_the_next(kernel):
     with host.session(kernel, umount=lambda p: None) as s:
         assert "pid 4243" in s.recovered and (kernel / host.INSTANCE).is_dir()  # made anew
     assert not (kernel / host.INSTANCE).exists()
+
+
+# ---------------------------------------------------------------- suite --host
+
+def custom_spec(binary: str) -> bench.BenchSpec:
+    w = workload.custom(binary, f"{binary} {{level}}", r"t=([0-9.]+)", False)
+    return bench.BenchSpec(a=bench.Side("A", ("NO_STEAL",)), b=bench.Side("B", ("STEAL",)),
+                           levels=[1], size=1, reps=2, workload=w.name, custom=w.to_json())
+
+
+class FakeBench:
+    """host.bench() in place: shows the offer and the skipped A/B as a run on
+    a stock kernel does, then fails or refuses where told."""
+
+    def __init__(self, fail: set[str] = set(), refuse: set[str] = set()) -> None:
+        self.calls: list[str] = []
+        self.fail, self.refuse = fail, refuse
+
+    def __call__(self, spec, name, outdir, *, explicit_ab, max_load, force_load, show, root):
+        self.calls.append(name)
+        show(f"host: fake, kernel 6.12 (x86_64)\n  load at start: {len(self.calls)}\n")
+        show("STEAL A/B skipped: sched/features has no STEAL")
+        if name in self.refuse:
+            raise host.Refused("--host: the machine is already loaded (3 CPUs busy)")
+        if name in self.fail:
+            raise host.HostError("the script exited with rc=1")
+        return {"table": f"table of {name}\n"}
+
+
+def test_suite_on_the_host_runs_skips_and_goes_on_after_a_failure(tmp_path, monkeypatch):
+    fake = FakeBench(fail={"host-b"})
+    monkeypatch.setattr(host, "bench", fake)
+    shown: list[str] = []
+    specs = [("host-a", custom_spec("sh")), ("host-missing", custom_spec("idlesteal-no-prog")),
+             ("host-b", custom_spec("true")), ("host-c", custom_spec("sh"))]
+    res = host.suite(specs, tmp_path, explicit_ab=False, show=shown.append, root=tmp_path)
+    assert fake.calls == ["host-a", "host-b", "host-c"]
+    assert res.done == ["host-a", "host-c"] and res.stopped == ""
+    assert res.failed == [("host-b", "the script exited with rc=1")]
+    assert res.skipped == [("host-missing", "idlesteal-no-prog is not installed on this machine")]
+    # one line for the skipped entry, before any run; the offer and the A/A note once
+    assert shown[0] == ("suite --host: host-missing skipped: idlesteal-no-prog is not "
+                        "installed on this machine")
+    assert sum(s.startswith("host: ") for s in shown) == 1
+    assert sum(s.startswith("STEAL A/B skipped") for s in shown) == 1
+    assert "== host-c\ntable of host-c" in shown
+
+
+def test_suite_on_the_host_stops_at_a_refusal(tmp_path, monkeypatch):
+    fake = FakeBench(refuse={"host-b"})
+    monkeypatch.setattr(host, "bench", fake)
+    specs = [("host-a", custom_spec("sh")), ("host-b", custom_spec("sh")),
+             ("host-c", custom_spec("sh"))]
+    res = host.suite(specs, tmp_path, explicit_ab=False, show=lambda t: None, root=tmp_path)
+    assert fake.calls == ["host-a", "host-b"] and res.done == ["host-a"]
+    assert res.stopped == "--host: the machine is already loaded (3 CPUs busy)"
+
+
+def test_suite_on_the_host_needs_root(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(host, "bench", FakeBench())
+    res = host.suite([("host-a", custom_spec("sh"))], Path("/nonexistent"), explicit_ab=False,
+                     show=lambda t: None)
+    assert "needs root" in res.stopped and res.done == []
+
+
+def test_the_a_b_refused_and_the_lock_are_refusals(kernel):
+    fake_kernel(kernel, features="PLACE_LAG NO_HRTICK\n")
+    with pytest.raises(host.Refused):
+        host.sides(spec(), host.offer(kernel, euid=0), explicit=True)
+    with host.session(kernel, mount=lambda fs, t: None, umount=lambda t: None):
+        with pytest.raises(host.Refused, match="another host run"):
+            with host.session(kernel, mount=lambda fs, t: None, umount=lambda t: None):
+                pass

@@ -216,3 +216,28 @@ def test_a_workload_not_installed_is_named_before_any_load(tmp_path):
     assert "error: --host: idlesteal-no-such-prog is not installed on this machine" in r.stderr
     assert not list((tmp_path / "build").glob("runs/*"))
     as_it_was(before)
+
+
+def test_suite_host_runs_the_suite_files_workloads_here(tmp_path):
+    before = machine_state()
+    (tmp_path / "s.suite").write_text(
+        'workload gone "idlesteal-no-such-prog {level}" "t=([0-9.]+)" lower\n'
+        "2x2x2 hackbench 1 50\n1x1x2 hackbench 1,2 50\n2x2x2 gone 1\n")
+    r = subprocess.run([needs.DEBIAN_PYTHON, "-m", "idlesteal", "suite", "--host",
+                        "--force-load", "--reps", "2", "--suite-file", str(tmp_path / "s.suite"),
+                        "--outdir", str(tmp_path / "out")], cwd=paths.REPO, env=env(tmp_path),
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = r.stdout
+    assert "hackbench: levels 1 size 50 of its 2x2x2 line; its 1x1x2 line(s) left out" in out
+    assert "suite --host: host-gone skipped: idlesteal-no-such-prog is not installed" in out
+    assert out.count("\nhost: ") + out.startswith("host: ") >= 1 and "== host-hackbench" in out
+    data = json.loads((tmp_path / "out/host-hackbench.json").read_text())
+    assert data["meta"]["preset"] == "host" and data["meta"]["host_mode"]["offer"]["topology"]
+    assert data["meta"]["workload"]["loops"] == 50 and len(data["runs"]) == 4
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert summary["meta"]["mode"] == "host" and summary["meta"]["failed"] == []
+    assert [(row["preset"], row["level"]) for row in summary["rows"]] == [("host", 1)]
+    assert "not run yet: host-gone" in (tmp_path / "out/summary.txt").read_text()
+    assert not (tmp_path / "results").exists()
+    as_it_was(before)

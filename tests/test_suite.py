@@ -152,3 +152,33 @@ def test_summary_carries_the_wasted_time_of_traced_runs(tmp_path: Path):
     report.write("2x2x2-hackbench", tmp_path, s2, ms2, report.metadata(s2, "2x2x2", {}, "q", {}))
     text, _, js = suite.write_summary(suite.parse("2x2x2 hackbench 1,2\n"), tmp_path)
     assert json.loads(js.read_text())["rows"][0]["waste_a"] is None
+
+
+def test_host_entries_one_per_workload_with_its_first_line():
+    entries = suite.parse("2x2x2 hackbench 1,2,4 100\n1x1x2 wakelat 1 5\n"
+                          "1x1x2 hackbench 1,2 50\n2x4x2 hackbench 8 10\n")
+    host, notes = suite.host_entries(entries)
+    assert [(e.preset, e.workload, e.levels, e.size) for e in host] == \
+        [("host", "hackbench", [1, 2, 4], 100), ("host", "wakelat", [1], 5)]
+    assert [e.name for e in host] == ["host-hackbench", "host-wakelat"]
+    assert notes == ["hackbench: levels 1,2,4 size 100 of its 2x2x2 line; its 1x1x2, 2x4x2 "
+                     "line(s) left out"]
+
+
+def test_host_dir_is_named_after_the_machine(monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("IDLESTEAL_RESULTS", str(tmp_path))
+    assert suite.host_dir("server-1.lab") == tmp_path / "host-server-1.lab"
+    assert suite.host_dir("a b/c") == tmp_path / "host-a_b_c"
+
+
+def test_host_summary_says_host_and_keeps_the_meta(tmp_path: Path):
+    s = spec()
+    runs = bench.plan(s)
+    ms = bench.collect(s, runs, fake_sections(s, runs, lambda r: 2.0 + 0.01 * r.rep))
+    report.write("host-hackbench", tmp_path, s, ms, report.metadata(s, "host", {}, "none", {}))
+    entries, _ = suite.host_entries(suite.parse("2x2x2 hackbench 1,2\n2x2x2 wakelat 1\n"))
+    text, _, js = suite.write_summary(entries, tmp_path, {"mode": "host", "machine": "m1"})
+    data = json.loads(js.read_text())
+    assert data["meta"] == {"mode": "host", "machine": "m1"}
+    assert {r["preset"] for r in data["rows"]} == {"host"}
+    assert "host mode (docs/host.md)" in text and "not run yet: host-wakelat" in text
