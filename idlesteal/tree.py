@@ -29,7 +29,7 @@ COVER_TEXT = "cover-letter.txt"
 # The series revision in every subject ("[RFC PATCH v6 03/11] ..."); bump it
 # with each posting of a reworked series.  v6 continues the upstream lineage
 # (Steve Sistare's v1-v4, Chen Jinghuang's v5).
-SUBJECT_PREFIX = "RFC PATCH v6"
+SUBJECT_PREFIX = "RFC PATCH v7"
 # Commits kept on top of the series in the tree but posted on their own, not
 # as part of it: the trailing commits of base..HEAD with these subjects go to
 # patches/separate/ (one file each, listed at the end of patches/series after

@@ -45,9 +45,6 @@ section series
 has_overload=0; has_steal=0
 [ -f $OVERLOAD ] && has_overload=1
 grep -qwE 'STEAL|NO_STEAL' $FEAT && has_steal=1
-# NI_STEAL is toggled only in toggle mode, on a kernel that has it.
-has_ni=0
-[ $STEAL_MODE = toggle ] && grep -qwE 'NI_STEAL|NO_NI_STEAL' $FEAT && has_ni=1
 echo "series=$SERIES overload_cpus=$has_overload steal_feature=$has_steal"
 if [ $SERIES = 1 ]; then
     [ $has_overload = 1 ] || fail "no $OVERLOAD on a kernel said to have the series"
@@ -323,14 +320,7 @@ w_features() {
         elif [ $STEAL_MODE = off ]; then s=NO_STEAL
         elif [ $(( RANDOM % 4 )) -ne 0 ]; then s=STEAL; else s=NO_STEAL; fi
         if [ $(( RANDOM % 2 )) -eq 0 ]; then d=DELAY_DEQUEUE; else d=NO_DELAY_DEQUEUE; fi
-        # NI_STEAL (the overload mask inside newidle balancing) half of the
-        # time where the kernel has it and stealing is being toggled.
-        n=""
-        if [ $has_ni = 1 ]; then
-            if [ $(( RANDOM % 2 )) -eq 0 ]; then n=NI_STEAL; else n=NO_NI_STEAL; fi
-        fi
-        if { [ $SERIES = 0 ] || echo $s > $FEAT; } && echo $d > $FEAT &&
-           { [ -z "$n" ] || echo $n > $FEAT; }; then
+        if { [ $SERIES = 0 ] || echo $s > $FEAT; } && echo $d > $FEAT; then
             sets=$((sets + 1))
         else
             fail=$((fail + 1))
@@ -414,7 +404,6 @@ for p in $CG/part*; do
     rmdir_retry $p || echo "leftover cgroup $p"
 done
 [ $SERIES = 0 ] || echo STEAL > $FEAT
-[ $has_ni = 0 ] || echo NO_NI_STEAL > $FEAT
 echo DELAY_DEQUEUE > $FEAT
 section throttle
 cat $CG/thr/cpu.stat

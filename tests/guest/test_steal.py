@@ -39,9 +39,6 @@ echo NO_STEAL > {FEATURES}
 section features_off
 cat {FEATURES}
 snap off0; {HB}; snap off1
-echo NI_STEAL > {FEATURES}
-snap ni0; {HB}; snap ni1
-echo NO_NI_STEAL > {FEATURES}
 echo STEAL > {FEATURES}
 snap again0; {HB}; snap again1
 section affinity
@@ -79,7 +76,7 @@ def steal_run(guest):
 
 
 def test_kunit_suites_pass(steal_run):
-    """sparsemask (patch 2) and the cost gate of try_steal() (patch 8), among
+    """sparsemask (patch 2) and the cost gate of the pull (patch 8), among
     them a CPU that a spike in search cost gated off and that resumes."""
     suites = ktap.check(steal_run.console.read_text(errors="replace"),
                         ["sched_sparsemask", "sched_steal_cost"])
@@ -99,28 +96,23 @@ def test_schedstat_stays_at_17_steal_fields_in_debugfs(steal_run):
 
 
 def test_steal_is_off_by_default_and_steals_when_on(steal_run):
-    """Series v3: STEAL and NI_STEAL are off at boot (issue 20, section 2)."""
+    """Series v3: STEAL is off at boot (issue 20, section 2); since v7 (the
+    pull inside newidle balancing) it is the only switch: no NI_STEAL."""
     default = steal_run.sections["features_default"].split()
-    assert "NO_STEAL" in default and "NO_NI_STEAL" in default and "STEAL_HOT" in default
+    assert "NO_STEAL" in default and "STEAL_HOT" in default
+    assert not {"NI_STEAL", "NO_NI_STEAL"} & set(default)
     d = delta(steal_run, "on0", "on1")
     assert d.totals["steal_tasks"] > 0, "hackbench on 2x2x2 stole nothing with STEAL on"
 
 
 def test_no_mask_is_kept_while_stealing_is_off(steal_run):
-    """With STEAL and NI_STEAL off the overload masks are not kept (the
-    tracking sits behind the features' static keys): 20 reads of
+    """With STEAL off the overload masks are not kept (the tracking sits
+    behind the feature's static key): 20 reads of
     overload_cpus under hackbench list no CPU."""
     listed = [cpus for _, cpus in stress.parse_overload(steal_run.sections["overload_off"])
               if cpus]
     assert listed == [], f"CPUs listed overloaded with stealing off: {listed}"
     assert len(stress.parse_overload(steal_run.sections["overload_off"])) >= 20 * 2
-
-
-def test_ni_steal_pulls_inside_newidle(steal_run):
-    """NI_STEAL alone (STEAL off): the targeted pull inside newidle balancing
-    steals, and is counted in the same debugfs counters."""
-    d = delta(steal_run, "ni0", "ni1")
-    assert d.totals["steal_tasks"] > 0, "hackbench on 2x2x2 stole nothing with NI_STEAL on"
 
 
 def test_steal_stats_consistent(steal_run):
