@@ -5,7 +5,12 @@ SHELL := /bin/bash
 # python3-scipy, python3-mypy) come from apt like everything else the harness needs.  The
 # harness runs from the checkout as `python3 -m idlesteal` (no install).
 PYTHON ?= /usr/bin/python3
-IDLESTEAL ?= $(PYTHON) -m idlesteal
+# The kernel base (idlesteal/bases.py): 7.2 (Debian sid, the series' base;
+# build/), 6.12 (trixie) or 7.3 (trixie-backports), each in build/ports/BASE/.
+# Checked by the harness: an unknown one is an error that lists the known ones.
+DEFAULT_BASE := 7.2
+BASE ?= $(or $(IDLESTEAL_BASE),$(DEFAULT_BASE))
+IDLESTEAL ?= $(PYTHON) -m idlesteal --base $(BASE)
 
 # Debian packages the harness needs (checked with dpkg-query before every
 # command that needs them: installed as root, else the apt-get line is printed).
@@ -43,7 +48,7 @@ ASYM_ARGS ?=
 
 .PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference stress bench-scale \
 	stress-short kcsan export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench scx \
-	bench-scx
+	bench-scx test-ports
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -65,12 +70,26 @@ unit: deps
 	$(PYTHON) -m pytest -q -m "not guest" tests --ignore=tests/guest
 
 # Everything: mypy, unit tests and the guest tests (builds the kernels).
+# With BASE= another base: mypy, the unit tests and that base's own guest
+# tests (marker `ports`: tests/guest/test_scx_ports.py), which the default
+# `make test` leaves out.
 test: deps
 	$(PYTHON) -m mypy idlesteal
-	IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) $(PYTHON) -m pytest -q tests
+ifeq ($(BASE),$(DEFAULT_BASE))
+	IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) $(PYTHON) -m pytest -q -m "not ports" tests
+else
+	$(IDLESTEAL) presets >/dev/null
+	$(PYTHON) -m pytest -q -m "not guest" tests --ignore=tests/guest
+	IDLESTEAL_BASE=$(BASE) $(PYTHON) -m pytest -q -m ports tests/guest
+endif
+
+# The ports' guest tests, base by base (scx_idlesteal on 6.12: docs/ports.md).
+PORT_BASES ?= 6.12
+test-ports: deps
+	$(foreach b,$(PORT_BASES),$(MAKE) --no-print-directory test BASE=$(b) &&) true
 
 guest-test: deps
-	IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) $(PYTHON) -m pytest -q tests/guest
+	IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) $(PYTHON) -m pytest -q -m "not ports" tests/guest
 
 prepare: deps
 	$(IDLESTEAL) prepare

@@ -294,13 +294,23 @@ def waste_mode(text: str) -> str:
     return _one_of(tracerun.MODES, "a waste mode")(text)
 
 
+def base(text: str) -> str:
+    """A kernel base of bases.BASES.  Selected at once, for the rest of the
+    parse (a later --variant is one of that base's) and the command."""
+    from . import bases
+    name = _one_of(list(bases.BASES), "a kernel base")(text)
+    bases.select(name)
+    return name
+
+
 def _variants() -> list[str]:
     from . import build
     return list(build.variants())
 
 
 def variant(text: str) -> str:
-    return _one_of(_variants(), "a kernel variant of configs/variants")(text)
+    from . import build
+    return _one_of(_variants(), f"a kernel variant of configs/{build.variants_file().name}")(text)
 
 
 variants2 = _list_of(_variants, "kernel variants of configs/variants", count=2)

@@ -1,7 +1,9 @@
 """Kernel builds: tinyconfig + the variant's fragments, checked, then
 `make bzImage` with ccache in build/obj-<variant>.
 
-Variants are listed in configs/variants ("name: fragment fragment ...").
+Variants are listed in configs/variants ("name: fragment fragment ..."); a
+base other than the default has a file of its own (bases.Base.variants,
+e.g. configs/variants.6.12: the variants that build without the series).
 A word "@target" names a make config target the variant starts from instead
 of tinyconfig (e.g. "@defconfig @kvm_guest.config" for the reference kernel
 the guest config is compared against).  The word "%base" builds the variant
@@ -30,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from . import kconfig, pahole, paths, tree
+from . import bases, kconfig, pahole, paths, tree
 from .util import HarnessError, Stopwatch, log, run
 
 VARIANTS_FILE = "variants"
@@ -48,8 +50,13 @@ DEFAULT_ARCH = "x86_64"
 _NOTEWORTHY = re.compile(r"\b(error|warning):|\*\*\*")
 
 
+def variants_file() -> Path:
+    """configs/variants, or the selected base's own list."""
+    return paths.configs_dir() / bases.current().variants
+
+
 def _variant_words() -> dict[str, list[str]]:
-    f = paths.configs_dir() / VARIANTS_FILE
+    f = variants_file()
     out: dict[str, list[str]] = {}
     for line in f.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
@@ -103,7 +110,7 @@ def fragments_for(variant: str) -> list[Path]:
     vs = variants()
     if variant not in vs:
         raise HarnessError(f"unknown kernel variant {variant!r}; known: {', '.join(vs)} "
-                           f"(see configs/{VARIANTS_FILE})")
+                           f"(see configs/{variants_file().name}, base {bases.current().name})")
     frags = vs[variant]
     missing = [str(f) for f in frags if not f.exists()]
     if missing:
@@ -139,9 +146,15 @@ def make_env() -> dict[str, str]:
     return env
 
 
+def default_jobs() -> int:
+    """make -j: IDLESTEAL_JOBS, else one more than the CPUs."""
+    env = os.environ.get("IDLESTEAL_JOBS", "")
+    return int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1) + 1
+
+
 def make_cmd(src: Path, obj: Path, *targets: str, jobs: int | None = None,
              arch: str = DEFAULT_ARCH) -> list[str]:
-    jobs = jobs or (os.cpu_count() or 1) + 1
+    jobs = jobs or default_jobs()
     a = _arch(arch)
     return ["make", "-C", str(src), f"O={obj}", f"-j{jobs}", *a["make"],
             f"CC=ccache {a['cc']}", *targets]
@@ -251,7 +264,7 @@ def build(variant: str = "base", src: Path | None = None, obj: Path | None = Non
 
 def write_meta(variant: str, src: Path, obj: Path) -> None:
     from . import source
-    meta = {"variant": variant, "arch": arch_of(variant),
+    meta = {"variant": variant, "kernel_base": bases.current().name, "arch": arch_of(variant),
             "base": base_targets(variant),
             "fragments": [f.name for f in fragments_for(variant)],
             "source": source.recorded(), "tree": tree.describe(src) if tree.has_base(src) else {},

@@ -27,9 +27,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, NoReturn
 
-from . import (args, asym, bench, build, collect, compare, estimate, host, image, kconfig,
-               kernels, needs, paths, peers, scx, sidebyside, source, stress, suite, topology,
-               tree, vm, workload)
+from . import (args, asym, bases, bench, build, collect, compare, estimate, host, image,
+               kconfig, kernels, needs, paths, peers, scx, sidebyside, source, stress, suite,
+               topology, tree, vm, workload)
 from .args import UsageError, one_line
 from .util import HarnessError, Stopwatch, log
 
@@ -686,6 +686,10 @@ def parser() -> Parser:
     # allow_abbrev off: `suite --preset X` must be an error, not `--presets X`.
     p = Parser(prog="idlesteal", description=__doc__, allow_abbrev=False,
                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--base", type=args.base, default=None,
+                   help=f"kernel base, before the command: {bases.known()} "
+                        f"(idlesteal/bases.py; default: ${bases.ENV}, else {bases.DEFAULT}); "
+                        "each base builds in a directory of its own")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     def command(name: str, help: str, func: Callable[[argparse.Namespace], int],
@@ -970,6 +974,11 @@ def parser() -> Parser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        bases.current()                      # IDLESTEAL_BASE (make BASE=) names a base
+    except HarnessError as e:
+        print(f"idlesteal: error: {bases.ENV}: {e}", file=sys.stderr)
+        return 2
     a = parser().parse_args(argv)            # every value on its own: exit 2
     problem = needs.problem(a.command, argv, computes=not (
         getattr(a, "dry_run", False) or getattr(a, "summary_only", False)))

@@ -4,12 +4,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from . import bases
+
 REPO: Path = Path(__file__).resolve().parent.parent
 
 
-def build_dir() -> Path:
-    """Work products (gitignored): kernel tree, objects, images, runs."""
+def build_root() -> Path:
+    """The build directory of the default base; other bases under ports/."""
     return Path(os.environ.get("IDLESTEAL_BUILD") or REPO / "build")
+
+
+def build_dir() -> Path:
+    """Work products (gitignored) of the selected base (bases.py): kernel
+    tree, objects, images, runs.  build/ for the default base, build/ports/<base>/
+    for the others."""
+    sub = bases.build_subdir()
+    return build_root() if sub == Path(".") else build_root() / sub
 
 
 def cache_dir() -> Path:

@@ -1,10 +1,11 @@
 """Where a result came from: one record written into every result file.
 
 Every JSON the harness writes (bench/suite, kernels, stress, asym) carries
-provenance(): the date, the host (CPU model, cores, load), the QEMU version
-and, for each kernel that was booted, its build record (variant, config
-fragments, Debian package and .deb sha256, tree head and series hash;
-build.read_meta()).
+provenance(): the date, the host (CPU model, cores, load), the QEMU version,
+the kernel base selected (bases.py: name, Debian package, version, .deb
+sha256) and, for each kernel that was booted, its build record (variant,
+its base, config fragments, Debian package and .deb sha256, tree head and
+series hash; build.read_meta()).
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import re
 import subprocess
 import time
 from pathlib import Path
+
+from . import bases
 
 
 def host_info() -> dict:
@@ -44,7 +47,7 @@ def now() -> str:
 
 def provenance(builds: dict[str, dict] | None = None, *,
                qemu: str = "qemu-system-x86_64") -> dict:
-    """{"date", "host", "qemu_version", "builds": {variant: build record}}.
+    """{"date", "host", "qemu_version", "base", "builds": {variant: build record}}.
     `builds`: the build records of the kernels involved (build.read_meta())."""
     return {"date": now(), "host": host_info(), "qemu_version": qemu_version(qemu),
-            "builds": builds or {}}
+            "base": bases.current().to_json(), "builds": builds or {}}

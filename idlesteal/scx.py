@@ -21,7 +21,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import os
 import re
 import shutil
 import subprocess
@@ -88,7 +87,7 @@ def build_schedulers(variant: str = VARIANT, names: tuple[str, ...] = SCHEDULERS
                 shutil.copy2(OWN_DIR / f, src / f)
     out = out_dir(variant)
     out.mkdir(parents=True, exist_ok=True)
-    jobs = (os.cpu_count() or 1) + 1
+    jobs = build.default_jobs()
     cmd = ["make", "-C", str(src), f"O={out}", f"-j{jobs}", f"CLANG={CLANG}",
            f"VMLINUX_BTF={vmlinux}", f"c-sched-targets={' '.join(SCHEDULERS)}", *names]
     sw = Stopwatch()

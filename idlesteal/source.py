@@ -1,5 +1,6 @@
-"""Base kernel source: download Debian's linux-source package with a private
-apt configuration, verify it, and extract the kernel tarball.
+"""Base kernel source: download the selected base's Debian linux-source
+package (bases.py) with a private apt configuration, verify it, and extract
+the kernel tarball.
 
 The host's apt setup is never changed: lists, cache and state live under
 build/apt, and the downloaded .deb is kept in the user cache so a fresh clone
@@ -15,16 +16,19 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import paths
+from . import bases, paths
 from .util import HarnessError, log, output, run, sha256_file
 
-PACKAGE = "linux-source-7.2"
-# The version the patch series is written against, and its hash as listed by
-# the Debian archive (apt-cache show).  Another version can be asked for with
-# IDLESTEAL_DEB_VERSION; its hash then comes from apt-cache show alone.
-PINNED_VERSION = "7.2.13-1"
-PINNED_SHA256 = "30a8c5fc63f9028a62e6d7b3f7f43bee67425dbce2a05fceba83f9b87c92083d"
-SUITE = "sid"
+# The default base (the one the patch series is written against): its
+# package, version and hash as listed by the Debian archive (apt-cache show);
+# the other bases are in bases.BASES.  Another version of the selected base's
+# package can be asked for with IDLESTEAL_DEB_VERSION; its hash then comes
+# from apt-cache show alone.
+PACKAGE = bases.BASES[bases.DEFAULT].package
+PINNED_VERSION = bases.BASES[bases.DEFAULT].version
+PINNED_SHA256 = bases.BASES[bases.DEFAULT].sha256
+# The suite of the default base, also the one the arm64 pieces come from (cross.py).
+SUITE = bases.BASES[bases.DEFAULT].suite
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 
 
@@ -35,13 +39,14 @@ class SourceInfo:
     sha256: str
     deb: str
     tarball: str
+    base: str = bases.DEFAULT
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
 def wanted_version() -> str:
-    return os.environ.get("IDLESTEAL_DEB_VERSION") or PINNED_VERSION
+    return os.environ.get("IDLESTEAL_DEB_VERSION") or bases.current().version
 
 
 def apt_dir() -> Path:
@@ -99,9 +104,10 @@ def write_private_apt(d: Path, arch: str, sources: str, extra: list[str] | None 
 
 
 def write_apt_config() -> Path:
-    """Write build/apt/apt.conf (+ sources.list) and return the apt.conf path."""
-    return write_private_apt(apt_dir(), "amd64",
-                             f"deb [signed-by={KEYRING}] {debian_mirror()} {SUITE} main\n")
+    """Write build/apt/apt.conf (+ sources.list: the selected base's suite)
+    and return the apt.conf path."""
+    return write_private_apt(apt_dir(), "amd64", f"deb [signed-by={KEYRING}] "
+                             f"{debian_mirror()} {bases.current().suite} main\n")
 
 
 def write_if_changed(path: Path, text: str) -> None:
@@ -120,7 +126,7 @@ def _have_lists() -> bool:
 
 
 def apt_update() -> None:
-    log("apt-get update (private sid lists under build/apt)")
+    log(f"apt-get update (private {bases.current().suite} lists under {apt_dir()})")
     run(["apt-get", "update", "-q"], env=_apt_env())
 
 
@@ -136,7 +142,8 @@ def apt_show(package: str, version: str) -> dict[str, str]:
                    capture=True, check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
         avail = output(["apt-cache", "madison", package], env=_apt_env(), check=False)
-        raise HarnessError(f"{package}={version} is not in the Debian archive's {SUITE} lists.\n"
+        raise HarnessError(f"{package}={version} is not in the Debian archive's "
+                           f"{bases.current().suite} lists.\n"
                            f"Available:\n{avail.strip() or '(none)'}\n"
                            "Set IDLESTEAL_DEB_VERSION to one of these (the patches may then need a rebase).")
     return parse_control(proc.stdout.split("\n\n")[0])
@@ -162,23 +169,25 @@ def deb_cache() -> Path:
 
 def fetch_deb(version: str | None = None) -> tuple[Path, str]:
     """Return (path of verified .deb in the cache, sha256)."""
+    base = bases.current()
+    package = base.package
     version = version or wanted_version()
-    deb = deb_cache() / f"{PACKAGE}_{version}_all.deb"
-    expected = PINNED_SHA256 if version == PINNED_VERSION else None
+    deb = deb_cache() / f"{package}_{version}_all.deb"
+    expected = base.sha256 if version == base.version else None
     if deb.exists() and expected and sha256_file(deb) == expected:
         return deb, expected
-    fields = apt_show(PACKAGE, version)
+    fields = apt_show(package, version)
     archive_sha = fields.get("SHA256", "")
     if expected and archive_sha and archive_sha != expected:
-        raise HarnessError(f"archive lists SHA256 {archive_sha} for {PACKAGE}={version}, "
+        raise HarnessError(f"archive lists SHA256 {archive_sha} for {package}={version}, "
                            f"but the pinned hash is {expected}")
     expected = expected or archive_sha
     if not expected:
-        raise HarnessError(f"apt-cache show gave no SHA256 for {PACKAGE}={version}")
+        raise HarnessError(f"apt-cache show gave no SHA256 for {package}={version}")
     if deb.exists() and sha256_file(deb) == expected:
         return deb, expected
-    log(f"downloading {PACKAGE}={version} ({int(fields.get('Size', '0')) >> 20} MiB)")
-    return download_deb(f"{PACKAGE}={version}", expected, _apt_env(), deb), expected
+    log(f"downloading {package}={version} ({int(fields.get('Size', '0')) >> 20} MiB)")
+    return download_deb(f"{package}={version}", expected, _apt_env(), deb), expected
 
 
 def download_deb(spec: str, sha256: str, env: dict[str, str], dest: Path | None = None) -> Path:
@@ -206,14 +215,15 @@ def download_deb(spec: str, sha256: str, env: dict[str, str], dest: Path | None 
 
 def extract_tarball(deb: Path, version: str) -> Path:
     """Extract usr/src/<package>.tar.xz from the .deb into build/src/<version>/."""
-    dest = paths.build_dir() / "src" / version / f"{PACKAGE}.tar.xz"
+    package = bases.current().package
+    dest = paths.build_dir() / "src" / version / f"{package}.tar.xz"
     if dest.exists():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.parent / "partial"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
-    member = f"./usr/src/{PACKAGE}.tar.xz"
+    member = f"./usr/src/{package}.tar.xz"
     log(f"extracting {member} from {deb.name}")
     # tar -x keeps the member's mtime, which dates the base commit.
     dpkg = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
@@ -236,7 +246,8 @@ def fetch() -> SourceInfo:
     version = wanted_version()
     deb, sha = fetch_deb(version)
     tarball = extract_tarball(deb, version)
-    info = SourceInfo(PACKAGE, version, sha, str(deb), str(tarball))
+    info = SourceInfo(bases.current().package, version, sha, str(deb), str(tarball),
+                      bases.current().name)
     metadata_path().parent.mkdir(parents=True, exist_ok=True)
     metadata_path().write_text(json.dumps(info.to_json(), indent=2) + "\n")
     return info

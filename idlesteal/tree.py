@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
+from . import bases, paths
 from . import source
 from .source import SourceInfo
 from .util import HarnessError, log, run
@@ -146,7 +146,10 @@ def series_path() -> Path:
 
 
 def read_series(pdir: Path | None = None) -> list[Path]:
-    """Patch files named in patches/series, in order ('#' comments allowed)."""
+    """Patch files named in patches/series, in order ('#' comments allowed);
+    none on a base the series does not apply to (bases.Base.series)."""
+    if pdir is None and not bases.current().series:
+        return []
     pdir = pdir or paths.patches_dir()
     sfile = pdir / "series"
     if not sfile.exists():
@@ -370,6 +373,9 @@ def cover_text(pdir: Path) -> tuple[str, str] | None:
 def export(tree: Path | None = None, pdir: Path | None = None) -> list[str]:
     """Write base..HEAD as numbered patches + series + cover letter."""
     tree = tree or paths.tree_dir()
+    if pdir is None and not bases.current().series:
+        raise HarnessError(f"base {bases.current().name} has no series of its own yet: "
+                           "nothing to export (patches/ is the default base's)")
     pdir = pdir or paths.patches_dir()
     pdir.mkdir(parents=True, exist_ok=True)
     if is_dirty(tree):

@@ -1,0 +1,168 @@
+"""Kernel bases (idlesteal/bases.py): the table, the --base / IDLESTEAL_BASE
+check, and the directories each base builds in."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from idlesteal import bases, build, cli, paths, provenance, source, tree
+from idlesteal.util import HarnessError
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch) -> Path:
+    """A build root of its own; the default base selected (the CLI's
+    --base changes the environment: monkeypatch puts it back)."""
+    monkeypatch.setenv("IDLESTEAL_BUILD", str(tmp_path / "build"))
+    monkeypatch.setenv(bases.ENV, bases.DEFAULT)
+    return tmp_path / "build"
+
+
+# ---------------------------------------------------------------- the table
+
+def test_every_base_is_pinned():
+    assert set(bases.BASES) == {"7.3", "7.2", "6.12"}
+    for name, b in bases.BASES.items():
+        assert b.name == name
+        assert b.package == f"linux-source-{name}"
+        assert b.version.startswith(f"{name}.") and re.fullmatch(r"[0-9a-f]{64}", b.sha256)
+        assert b.suite in ("sid", "trixie", "trixie-backports", "bookworm-backports")
+        assert (paths.configs_dir() / b.variants).is_file()
+
+
+def test_default_base_is_the_series_base():
+    d = bases.BASES[bases.DEFAULT]
+    assert d.name == "7.2" and d.series and d.variants == "variants"
+    assert (d.package, d.version, d.sha256, d.suite) == (
+        source.PACKAGE, source.PINNED_VERSION, source.PINNED_SHA256, source.SUITE)
+    assert [b.name for b in bases.BASES.values() if b.series] == [bases.DEFAULT]
+
+
+def test_ports_have_the_scx_variant_without_the_series():
+    for name in ("6.12", "7.3"):
+        words = {}
+        for line in (paths.configs_dir() / bases.get(name).variants).read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                k, _, v = line.partition(":")
+                words[k.strip()] = v.split()
+        assert words["scx"] == ["guest.config", "scx.config"]
+        assert not any("steal.config" in w or w.startswith("%") for v in words.values() for w in v)
+
+
+def test_current_and_select(monkeypatch):
+    monkeypatch.delenv(bases.ENV, raising=False)
+    assert bases.current().name == bases.DEFAULT and bases.is_default()
+    monkeypatch.setenv(bases.ENV, "6.12")
+    assert bases.current().name == "6.12" and not bases.is_default()
+    assert bases.select("7.3").name == "7.3"
+    assert bases.current().suite == "trixie-backports"
+
+
+def test_unknown_base_lists_the_known_ones(monkeypatch):
+    monkeypatch.setenv(bases.ENV, "6.1")
+    with pytest.raises(HarnessError) as e:
+        bases.current()
+    assert str(e.value) == "unknown base '6.1'; known bases: 7.3, 7.2 (default), 6.12"
+
+
+# ---------------------------------------------------------------- the argument
+
+def test_base_option_selects_the_base(root):
+    a = cli.parser().parse_args(["--base", "6.12", "kernel", "--variant", "scx"])
+    assert a.base == "6.12" and a.variant == "scx" and bases.current().name == "6.12"
+
+
+def test_base_option_is_checked(root, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.parser().parse_args(["--base", "6.1", "kernel"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --base: invalid value '6.1' (want a kernel base: 7.3, 7.2, 6.12)" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_variant_is_checked_against_the_bases_list(root, capsys):
+    # 6.12 has no series: no steal variant there, and the message says whose list.
+    with pytest.raises(SystemExit) as e:
+        cli.parser().parse_args(["--base", "6.12", "kernel", "--variant", "steal"])
+    assert e.value.code == 2
+    assert "want a kernel variant of configs/variants.6.12: base, scx" in capsys.readouterr().err
+
+
+def test_unknown_base_in_the_environment_stops_the_command(root, monkeypatch, capsys):
+    monkeypatch.setenv(bases.ENV, "nope")
+    assert cli.main(["kernel"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == ("idlesteal: error: IDLESTEAL_BASE: unknown base 'nope'; "
+                           "known bases: 7.3, 7.2 (default), 6.12")
+    assert not root.exists()
+
+
+# ---------------------------------------------------------------- the paths
+
+def test_default_base_keeps_todays_paths(root, monkeypatch):
+    monkeypatch.delenv(bases.ENV, raising=False)
+    assert paths.build_dir() == root
+    assert paths.tree_dir() == root / "linux"
+    assert paths.obj_dir("scx") == root / "obj-scx"
+    assert paths.runs_dir() == root / "runs"
+    assert source.apt_dir() == root / "apt"
+    assert build.obj_for("mainline") == root / "base" / "obj-mainline"
+
+
+def test_other_bases_build_apart(root, monkeypatch):
+    seen = {}
+    for name in bases.BASES:
+        monkeypatch.setenv(bases.ENV, name)
+        seen[name] = (paths.build_dir(), paths.tree_dir(), paths.obj_dir("scx"),
+                      paths.runs_dir(), source.apt_dir())
+    assert seen["6.12"] == (root / "ports/6.12", root / "ports/6.12/linux",
+                            root / "ports/6.12/obj-scx", root / "ports/6.12/runs",
+                            root / "ports/6.12/apt")
+    assert seen["7.3"][0] == root / "ports/7.3"
+    every = [p for dirs in seen.values() for p in dirs]
+    assert len(set(every)) == len(every)            # no directory shared by two bases
+
+
+def test_apt_lists_are_the_bases_suite(root, monkeypatch):
+    monkeypatch.setenv("IDLESTEAL_DEBIAN_MIRROR", "http://mirror.invalid/debian")
+    monkeypatch.setenv(bases.ENV, "6.12")
+    conf = source.write_apt_config()
+    assert conf == root / "ports/6.12/apt/apt.conf"
+    assert (root / "ports/6.12/apt/etc/sources.list").read_text().endswith(
+        "http://mirror.invalid/debian trixie main\n")
+    monkeypatch.setenv(bases.ENV, "7.3")
+    source.write_apt_config()
+    assert "trixie-backports main" in (root / "ports/7.3/apt/etc/sources.list").read_text()
+
+
+def test_wanted_version_follows_the_base(monkeypatch):
+    monkeypatch.delenv("IDLESTEAL_DEB_VERSION", raising=False)
+    monkeypatch.setenv(bases.ENV, "6.12")
+    assert source.wanted_version() == "6.12.117-1"
+
+
+def test_no_series_on_a_port(monkeypatch, tmp_path):
+    monkeypatch.setenv(bases.ENV, "6.12")
+    assert tree.read_series() == []
+    with pytest.raises(HarnessError, match="no series of its own"):
+        tree.export(tree=tmp_path, pdir=None)
+
+
+def test_base_in_every_results_provenance(monkeypatch):
+    monkeypatch.setenv(bases.ENV, "6.12")
+    prov = provenance.provenance({}, qemu="/nonexistent/qemu")
+    assert prov["base"] == {"name": "6.12", "package": "linux-source-6.12",
+                            "version": "6.12.117-1", "sha256": bases.get("6.12").sha256,
+                            "suite": "trixie", "series": False}
+
+
+def test_jobs_from_the_environment(monkeypatch):
+    monkeypatch.setenv("IDLESTEAL_JOBS", "2")
+    assert build.default_jobs() == 2
+    assert "-j2" in build.make_cmd(Path("/src"), Path("/obj"), "bzImage")
+    monkeypatch.setenv("IDLESTEAL_JOBS", "x")
+    assert build.default_jobs() >= 2
