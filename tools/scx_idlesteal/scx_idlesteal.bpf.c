@@ -62,6 +62,81 @@
  */
 #include <scx/common.bpf.h>
 
+/*
+ * One source for the headers of 6.12's tools/sched_ext and of 7.x's.  From
+ * 6.13 the headers name the kfuncs by their new verbs (scx_bpf_dsq_insert*,
+ * scx_bpf_dsq_move*) and their compat.bpf.h maps each to what the running
+ * kernel has, down to 6.12's scx_bpf_dispatch* at load time (CO-RE); they
+ * also bring time_before(), scale_by_task_weight_inverse(), the peek, the
+ * slice/vtime setters and an is_migration_disabled() that tells the
+ * program's own count on the current task from a real one.  6.12's own
+ * headers have none of that (6.12.117's is_migration_disabled() takes any
+ * count for one): its compat.bpf.h is the one that still defines
+ * __COMPAT_scx_bpf_dispatch_from_dsq(), and with it the block below spells
+ * the new names in 6.12's kfuncs, so the code after it is the same for both.
+ */
+#ifdef __COMPAT_scx_bpf_dispatch_from_dsq
+#define IDLESTEAL_SCX_612_HEADERS	1
+
+#define scx_bpf_dsq_insert(p, dsq_id, slice, enq_flags)				\
+	scx_bpf_dispatch((p), (dsq_id), (slice), (enq_flags))
+#define scx_bpf_dsq_insert_vtime(p, dsq_id, slice, vtime, enq_flags)		\
+	scx_bpf_dispatch_vtime((p), (dsq_id), (slice), (vtime), (enq_flags))
+/* 6.12 has no enqueue flags for a consume. */
+#define scx_bpf_dsq_move_to_local(dsq_id, enq_flags)	scx_bpf_consume((dsq_id))
+#define scx_bpf_dsq_move(it, p, dsq_id, enq_flags)				\
+	__COMPAT_scx_bpf_dispatch_from_dsq((it), (p), (dsq_id), (enq_flags))
+
+/* 6.12 lets a struct_ops program write these two fields directly. */
+static __always_inline void scx_bpf_task_set_slice(struct task_struct *p, u64 slice)
+{
+	p->scx.slice = slice;
+}
+
+static __always_inline void scx_bpf_task_set_dsq_vtime(struct task_struct *p, u64 vtime)
+{
+	p->scx.dsq_vtime = vtime;
+}
+
+static __always_inline bool time_before(u64 a, u64 b)
+{
+	return (s64)(a - b) < 0;
+}
+
+static __always_inline u64 scale_by_task_weight_inverse(const struct task_struct *p,
+							 u64 value)
+{
+	return value * 100 / p->scx.weight;
+}
+
+/* The first task of a DSQ: 6.12 has no scx_bpf_dsq_peek(); walk one step. */
+static __always_inline struct task_struct *__COMPAT_scx_bpf_dsq_peek(u64 dsq_id)
+{
+	struct bpf_iter_scx_dsq it;
+	struct task_struct *first = NULL;
+
+	if (!bpf_iter_scx_dsq_new(&it, dsq_id, 0))
+		first = bpf_iter_scx_dsq_next(&it);
+	bpf_iter_scx_dsq_destroy(&it);
+	return first;
+}
+
+/*
+ * Whether @p may not leave its CPU.  BPF programs run with migration
+ * disabled, so the task running this program counts one more than it
+ * would: a count of one on the current task is the program's own.
+ */
+static __always_inline bool idlesteal_migration_disabled(const struct task_struct *p)
+{
+	if (!bpf_core_field_exists(p->migration_disabled))
+		return false;
+	if (p->migration_disabled > 1)
+		return true;
+	return p->migration_disabled == 1 && p != bpf_get_current_task_btf();
+}
+#define is_migration_disabled(p)	idlesteal_migration_disabled((p))
+#endif	/* 6.12's tools/sched_ext headers */
+
 char _license[] SEC("license") = "GPL";
 
 #define MAX_CPUS		512
@@ -106,6 +181,17 @@ volatile u32 cpu_siblings[MAX_CPUS][MAX_SIBLINGS];	/* SMT, without self */
 volatile u32 llc_nr_cpus[MAX_LLCS];
 volatile u32 llc_cpus[MAX_LLCS][MAX_LLC_CPUS];	/* position -> CPU */
 volatile u32 llc_node[MAX_LLCS];
+
+/*
+ * Where the queue walks (STEAL_MAX_WALK) start counting: always 0, and not
+ * rodata, so the verifier does not know it.  A count from a constant 0 is
+ * a known number in each pass of a walk, and deciding the walk's end from
+ * it marks it precise: 6.12's verifier then follows each of the 32 passes
+ * on its own and went over its 1,000,000 instructions in
+ * idlesteal_dispatch (the steal walk inside the loops over victims).  As a
+ * range, the passes fold into one.
+ */
+volatile u32 walk_zero;
 
 /* Run-time switches, written by the loader (SIGUSR1/SIGUSR2, -n). */
 volatile bool steal_enabled = true;
@@ -535,7 +621,7 @@ static bool steal_from(s32 cpu, s32 victim, const struct want *w)
 	struct task_struct *p;
 	unsigned long oldest = 0;
 	s32 pid = -1;
-	u32 walked = 0;
+	u32 walked = walk_zero;
 	bool moved = false;
 
 	bpf_for_each(scx_dsq, p, victim, 0) {
@@ -811,7 +897,7 @@ static bool yielded(struct task_struct *p)
 static bool take_fallback(s32 cpu, const struct want *w)
 {
 	struct task_struct *p;
-	u32 walked = 0;
+	u32 walked = walk_zero;
 
 	if (scx_bpf_dsq_nr_queued(FALLBACK_DSQ) <= 0)
 		return false;
@@ -835,7 +921,7 @@ static bool take_fallback(s32 cpu, const struct want *w)
 static bool fallback_for(s32 cpu)
 {
 	struct task_struct *p;
-	u32 walked = 0;
+	u32 walked = walk_zero;
 
 	if (scx_bpf_dsq_nr_queued(FALLBACK_DSQ) <= 0)
 		return false;
@@ -862,7 +948,7 @@ static bool run_starved(s32 cpu, struct cpu_ctx *cctx, u64 now)
 	struct task_ctx *tctx;
 	struct task_struct *p;
 	u64 hz = CONFIG_HZ > 0 ? CONFIG_HZ : 100, jnow;
-	u32 walked = 0;
+	u32 walked = walk_zero;
 
 	if (now < cctx->next_starve_check)
 		return false;

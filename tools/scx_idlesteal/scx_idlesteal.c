@@ -21,6 +21,15 @@
 #include <scx/common.h>
 #include "scx_idlesteal.bpf.skel.h"
 
+/*
+ * 7.x's scx/compat.h defines the ops flags (read from the kernel's BTF, 0
+ * where it lacks one); 6.12's defines none.  The same reading here.
+ */
+#ifndef SCX_OPS_ENQ_MIGRATION_DISABLED
+#define SCX_OPS_ENQ_MIGRATION_DISABLED						\
+	__COMPAT_ENUM_OR_ZERO("scx_ops_flags", "SCX_OPS_ENQ_MIGRATION_DISABLED")
+#endif
+
 #define MAX_CPUS	512
 #define MAX_LLCS	64
 #define MAX_LLC_CPUS	256
@@ -459,8 +468,16 @@ restart:
 		skel->struct_ops.idlesteal_ops->timeout_ms = timeout_ms;
 	/* The LLC tables change at run time (CPU hotplug): not rodata. */
 	watchdog_ms = skel->struct_ops.idlesteal_ops->timeout_ms;
-	if (enq_migdis)
-		skel->struct_ops.idlesteal_ops->flags |= SCX_OPS_ENQ_MIGRATION_DISABLED;
+	if (enq_migdis) {
+		/* 0 on 6.12, which passes them to ops.enqueue() anyway. */
+		u64 flag = SCX_OPS_ENQ_MIGRATION_DISABLED;
+
+		if (!flag)
+			fprintf(stderr, "scx_idlesteal: -m: no SCX_OPS_ENQ_MIGRATION_DISABLED "
+				"on this kernel (6.12 always passes migration-disabled "
+				"tasks to ops.enqueue())\n");
+		skel->struct_ops.idlesteal_ops->flags |= flag;
+	}
 	nr_cpus = libbpf_num_possible_cpus();
 	if (nr_cpus > MAX_CPUS) {
 		fprintf(stderr, "scx_idlesteal: %d possible CPUs, at most %d supported\n",

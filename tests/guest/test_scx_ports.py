@@ -1,0 +1,130 @@
+"""scx_idlesteal on the other kernel bases (issue 22): the `scx` variant of
+a base without the series (configs/variants.<base>: guest.config +
+scx.config on Debian's source as fetched), scx_simple and scx_idlesteal
+built from that base's own tools/sched_ext (its headers, libbpf and
+bpftool; scx_idlesteal.bpf.c maps the kfunc names of 6.12's headers itself),
+and the guest part of tests/guest/test_scx.py run there, in one 2x2x2 boot:
+sched_ext idle at boot, scx_simple loads and unloads, scx_idlesteal steals
+under hackbench with stealing on and not with it off, keeps every task in
+its mask (affinity_check), switches at run time, stays loaded through CPU
+hotplug, and is never ejected.  The peers and the stress and side-by-side
+parts of test_scx.py are not run here.
+
+6.12 passes migration-disabled tasks to ops.enqueue() (later kernels only
+with SCX_OPS_ENQ_MIGRATION_DISABLED, the loader's -m), and moving one to
+another CPU is an error there that ejects the scheduler ("cannot move
+migration disabled"): not on the console; -m says the flag is not there.
+
+6.12.117 itself warns once at the first CPU offline with any sched_ext
+scheduler in charge (the kernel's scx_simple too; not under EEVDF):
+"WARNING: ... kernel/sched/deadline.c:265 task_non_contending", the fair
+server's running bandwidth underflowing in dl_server_stop() from
+sched_cpu_dying().  That one line is tolerated on 6.12 (KNOWN_BASE_WARNINGS,
+docs/ports.md); any other kernel error fails the boot as everywhere else.
+
+Marker `ports`: `make test-ports` (`make test BASE=6.12`), not the default
+`make test`.  The bases run are IDLESTEAL_BASE's when it names one other
+than the default, else PORT_BASES.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from idlesteal import bases, image, scx, topology, vm
+
+from .conftest import kernel_for, no_build
+# The checks of the default base's scx boot, run against this module's
+# scx_run (pytest collects what a module imports under a test_ name).
+from .test_scx import (SCRIPT, clean_cycle, lines, test_idlesteal_affinity_respected,  # noqa: F401
+                       test_idlesteal_no_steals_with_stealing_off, test_idlesteal_run_time_switch,
+                       test_idlesteal_steals_with_stealing_on, test_idlesteal_survives_hotplug,
+                       test_kernel_example_loads_and_unloads,
+                       test_no_scheduler_ejected_and_no_kernel_error,
+                       test_sched_ext_present_and_idle_at_boot)
+
+pytestmark = [pytest.mark.guest, pytest.mark.ports]
+
+PORT_BASES = ("6.12",)
+
+# Kernel warnings of a base's own code that its sched_ext triggers whatever
+# the scheduler (reproduced with scx_simple), per base.
+KNOWN_BASE_WARNINGS = {
+    "6.12": re.compile(r"WARNING: CPU: \d+ PID: \d+ at \S*kernel/sched/deadline\.c:265 "
+                       r"task_non_contending"),
+}
+
+MIGDIS = """
+section migdis
+scx_start /tmp/migdis.log scx_idlesteal -m
+hackbench -g 4 -l 100 >/dev/null
+scx_stop
+cat /tmp/migdis.log
+"""
+
+
+def bases_under_test() -> list[str]:
+    env = os.environ.get(bases.ENV)
+    if env and env != bases.DEFAULT:
+        return [env]
+    return list(PORT_BASES)
+
+
+@pytest.fixture(scope="module", params=bases_under_test())
+def port_base(request) -> bases.Base:
+    return bases.get(request.param)
+
+
+@pytest.fixture(scope="module")
+def scx_run(port_base: bases.Base) -> Iterator[vm.RunResult]:
+    """Build (unless IDLESTEAL_TEST_NO_BUILD) and boot the base's scx kernel
+    with its schedulers; the base is selected only while this runs."""
+    old = os.environ.get(bases.ENV)
+    bases.select(port_base.name)
+    try:
+        kernel = kernel_for(scx.VARIANT)
+        names = scx.SCHEDULERS
+        bins = ({n: scx.binary(n) for n in names} if no_build()
+                else scx.build_schedulers(names=names))
+        initrd = image.build_base(files=scx.image_files(bins))
+        preset = topology.get("2x2x2")
+        res = vm.run_script(SCRIPT + MIGDIS, preset, kernel, initrd, timeout=900,
+                            name=f"scx-{port_base.name}",
+                            tolerate=KNOWN_BASE_WARNINGS.get(port_base.name))
+        topology.verify(preset, res.sections["topology"])
+    finally:
+        if old is None:
+            os.environ.pop(bases.ENV, None)
+        else:
+            os.environ[bases.ENV] = old
+    yield res
+
+
+def test_the_kernel_is_the_bases(scx_run, port_base):
+    """The guest ran the base's own kernel (6.12.117 for linux-source-6.12
+    6.12.117-1), not the default base's."""
+    upstream = port_base.version.rsplit("-", 1)[0]
+    console = scx_run.console.read_text(errors="replace")
+    # "6.12.117+": the tree is a git tree (LOCALVERSION_AUTO)
+    assert re.search(rf"Linux version {re.escape(upstream)}(?![0-9.])", console), console[:2000]
+
+
+def test_migration_disabled_tasks_never_moved(scx_run):
+    """Every steal, pull and fallback run of the boot skipped the
+    migration-disabled tasks: sched_ext never ejected the scheduler for
+    moving one (6.12: "SCX_DSQ_LOCAL[_ON] cannot move migration disabled")."""
+    console = scx_run.console.read_text(errors="replace")
+    assert "cannot move migration disabled" not in console
+    for section in ("on", "off", "switch", "hotplug", "migdis"):
+        final = scx.final_stats(scx_run.sections[section])
+        assert int(final["migdis"]) >= 0, final
+
+
+def test_enqueue_migration_disabled_switch(scx_run):
+    clean_cycle(scx_run, "migdis", "idlesteal")
+    text = scx_run.sections["migdis"]
+    assert "enqueues migration-disabled tasks" in text
+    assert int(scx.final_stats(text)["steals"]) > 0
