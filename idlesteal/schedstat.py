@@ -34,6 +34,9 @@ DOMAIN_FIELDS = ("alb_count", "alb_failed", "alb_pushed", "sbe_count", "sbe_bala
                  "ttwu_move_affine", "ttwu_move_balance")
 # The steal counters, by their names in /sys/kernel/debug/sched/debug.
 STEAL_FIELDS = ("steal_tasks", "steal_failed", "steal_search_ns")
+# STEAL_KICK (series patch 10): kicks sent by a CPU that became overloaded,
+# kicks run by the idle CPU that got one, and those that pulled a task.
+KICK_FIELDS = ("steal_kicks_sent", "steal_kicks", "steal_kick_tasks")
 # Positional names for cpu-line fields after the standard nine (version 18
 # of the v1 series).
 CPU_EXTRA_NAMES = STEAL_FIELDS
@@ -180,7 +183,7 @@ class Delta:
 def delta(before: Schedstat, after: Schedstat) -> Delta:
     if set(before.cpus) != set(after.cpus):
         raise SchedstatError("CPU sets differ between the two snapshots")
-    names = list(CPU_FIELDS) + list(STEAL_FIELDS)
+    names = list(CPU_FIELDS) + list(STEAL_FIELDS) + list(KICK_FIELDS)
     totals = {n: after.total(n) - before.total(n) for n in names}
     doms: dict[str, dict[str, int]] = {}
     for f in ("lb_count", "lb_balanced", "lb_failed", "lb_gained"):

@@ -432,7 +432,7 @@ def test_series_features_are_read_from_the_patches():
     assert "STEAL" in added and not removed
     known = args.known_features()
     assert known[:len(args.FEATURES_72)] == args.FEATURES_72
-    assert known[len(args.FEATURES_72):] == ("STEAL", "STEAL_HOT")
+    assert known[len(args.FEATURES_72):] == ("STEAL", "STEAL_HOT", "STEAL_KICK")
     added, removed = args.series_features(["+SCHED_FEAT(A, true)\n-SCHED_FEAT(B, true)\n",
                                            "-SCHED_FEAT(A, true)\n"])
     assert (added, removed) == ([], ["B"])

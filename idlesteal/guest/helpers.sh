@@ -7,7 +7,7 @@ fail() { echo "idlesteal: FAIL: $*"; exit 1; }
 # scheduler's debugfs (kernels without the series have none of those lines).
 schedsnap() {
     cat /proc/schedstat
-    grep -E '^cpu#|^  \.(avg_idle|max_idle_balance_cost|avg_steal_cost|steal_tasks|steal_failed|steal_search_ns) +:' \
+    grep -E '^cpu#|^  \.(avg_idle|max_idle_balance_cost|avg_steal_cost|steal_tasks|steal_failed|steal_search_ns|steal_kicks_sent|steal_kicks|steal_kick_tasks) +:' \
         /sys/kernel/debug/sched/debug
     return 0
 }
