@@ -7,7 +7,8 @@ and the guest part of tests/guest/test_scx.py run there, in one 2x2x2 boot:
 sched_ext idle at boot, scx_simple loads and unloads, scx_idlesteal steals
 under hackbench with stealing on and not with it off, keeps every task in
 its mask (affinity_check), switches at run time, stays loaded through CPU
-hotplug, and is never ejected.  The peers and the stress and side-by-side
+hotplug, and is never ejected; and veristat (the base tree's) passes every
+program of the BPF object, as in test_scx_correctness.py.  The peers and the stress and side-by-side
 parts of test_scx.py are not run here.
 
 6.12 passes migration-disabled tasks to ops.enqueue() (later kernels only
@@ -45,6 +46,8 @@ from .test_scx import (SCRIPT, clean_cycle, lines, test_idlesteal_affinity_respe
                        test_kernel_example_loads_and_unloads,
                        test_no_scheduler_ejected_and_no_kernel_error,
                        test_sched_ext_present_and_idle_at_boot)
+from .test_scx_correctness import (VERISTAT_OBJ, test_veristat_passes_every_program,  # noqa: F401
+                                   veristat_files)
 
 pytestmark = [pytest.mark.guest, pytest.mark.ports]
 
@@ -57,12 +60,15 @@ KNOWN_BASE_WARNINGS = {
                        r"task_non_contending"),
 }
 
-MIGDIS = """
+MIGDIS = f"""
 section migdis
 scx_start /tmp/migdis.log scx_idlesteal -m
 hackbench -g 4 -l 100 >/dev/null
 scx_stop
 cat /tmp/migdis.log
+
+section veristat
+veristat -o csv -e file,prog,verdict,insns,states,duration {VERISTAT_OBJ} 2>&1 || echo "veristat rc $?"
 """
 
 
@@ -89,7 +95,7 @@ def scx_run(port_base: bases.Base) -> Iterator[vm.RunResult]:
         names = scx.SCHEDULERS
         bins = ({n: scx.binary(n) for n in names} if no_build()
                 else scx.build_schedulers(names=names))
-        initrd = image.build_base(files=scx.image_files(bins))
+        initrd = image.build_base(files=scx.image_files(bins) + veristat_files())
         preset = topology.get("2x2x2")
         res = vm.run_script(SCRIPT + MIGDIS, preset, kernel, initrd, timeout=900,
                             name=f"scx-{port_base.name}",
@@ -101,6 +107,12 @@ def scx_run(port_base: bases.Base) -> Iterator[vm.RunResult]:
         else:
             os.environ[bases.ENV] = old
     yield res
+
+
+@pytest.fixture(scope="module")
+def run(scx_run: vm.RunResult) -> vm.RunResult:
+    """test_scx_correctness.py's name for the boot (its veristat check)."""
+    return scx_run
 
 
 def test_the_kernel_is_the_bases(scx_run, port_base):
