@@ -43,7 +43,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build, image, kcsan, paths, provenance, schedstat, scx, topology, vm
+from . import bases, build, image, kcsan, paths, provenance, schedstat, scx, topology, vm
 from .guest import read as guest_file
 from .util import HarnessError, log
 
@@ -165,8 +165,9 @@ NO_SERIES_THRESHOLDS: dict[str, Threshold] = {
 
 def series_kernel(variant: str) -> bool:
     """Does the variant's kernel have the series?  No for a %base variant
-    (built from the base tag, build.from_base())."""
-    return not build.from_base(variant)
+    (built from the base tag, build.from_base()), nor for any variant of a
+    kernel base the series does not apply to yet (bases.Base.series)."""
+    return bases.current().series and not build.from_base(variant)
 
 
 def threshold_table(scx: bool = False, series: bool = True) -> dict[str, Threshold]:

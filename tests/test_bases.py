@@ -166,3 +166,11 @@ def test_jobs_from_the_environment(monkeypatch):
     assert "-j2" in build.make_cmd(Path("/src"), Path("/obj"), "bzImage")
     monkeypatch.setenv("IDLESTEAL_JOBS", "x")
     assert build.default_jobs() >= 2
+
+
+def test_stress_knows_a_port_has_no_series(monkeypatch):
+    from idlesteal import stress
+    monkeypatch.setenv(bases.ENV, "6.12")
+    assert not stress.series_kernel("scx") and not stress.series_kernel("base")
+    monkeypatch.setenv(bases.ENV, bases.DEFAULT)
+    assert stress.series_kernel("scx") and not stress.series_kernel("mainline")
