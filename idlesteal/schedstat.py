@@ -37,6 +37,8 @@ STEAL_FIELDS = ("steal_tasks", "steal_failed", "steal_search_ns")
 # STEAL_KICK (series patch 10): kicks sent by a CPU that became overloaded,
 # kicks run by the idle CPU that got one, and those that pulled a task.
 KICK_FIELDS = ("steal_kicks_sent", "steal_kicks", "steal_kick_tasks")
+# Every counter of the series a run reports (side-by-side, per run).
+COUNTERS = STEAL_FIELDS + KICK_FIELDS
 # Positional names for cpu-line fields after the standard nine (version 18
 # of the v1 series).
 CPU_EXTRA_NAMES = STEAL_FIELDS

@@ -37,8 +37,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 from pathlib import Path
 
-from . import (build, image, paths, peers, procstat, provenance, report, scx, stats, suite,
-               topology, tracerun, vm)
+from . import (build, image, paths, peers, procstat, provenance, report, schedstat, scx,
+               stats, suite, topology, tracerun, vm)
 from . import waste as wst
 from .util import HarnessError, ParseError, log
 
@@ -282,11 +282,16 @@ def script(spec: Spec, loads: list[Load]) -> str:
             run = [f"{cmd} 2>&1 || fail '{spec.entries[r.entry].workload} failed in "
                    f"{r.tag} under {c.name}'"]
             traced = spec.waste and not r.warmup
-            lines += [f"section {r.tag}.stat.before", "cat /proc/stat",
+            # The kernel's steal / kick counters around each measured run
+            # (nothing but /proc/schedstat on a kernel without the series).
+            snap = [] if r.warmup else [f"section {r.tag}.sched.before", "schedsnap"]
+            lines += [*snap, f"section {r.tag}.stat.before", "cat /proc/stat",
                       f"section {r.tag}.output",
                       *(["trace_on", *run, "trace_off"] if traced else run),
                       f"section {r.tag}.stat.after", "cat /proc/stat",
                       f"section {r.tag}.state", _STATE]
+            if snap:
+                lines += [f"section {r.tag}.sched.after", "schedsnap"]
             if traced:
                 lines.append(f"trace_dump {r.tag}")
         if c.loader:
@@ -307,6 +312,9 @@ class Measurement:
     metrics: dict[str, float]
     busy: float
     waste: dict | None = None      # waste.Waste.as_dict() of the run; None untraced
+    # the run's STEAL / STEAL_KICK counters (schedstat.COUNTERS), summed over
+    # CPUs; None where the guest output has no snapshots
+    counters: dict[str, int] | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -362,8 +370,24 @@ def collect(spec: Spec, loads: list[Load], sections: dict[str, str],
                     raise SideBySideError(f"{r.tag} ({ld.contender.name}): wasted-time "
                                           f"measure: {e}") from None
             out.append(Measurement(r.tag, r.rep, ld.contender.name, wl.name, r.level,
-                                   metrics[wl.metric], metrics, procstat.busy(s0, s1), w))
+                                   metrics[wl.metric], metrics, procstat.busy(s0, s1), w,
+                                   run_counters(sections, r.tag)))
     return out
+
+
+def run_counters(sections: dict[str, str], tag: str) -> dict[str, int] | None:
+    """The kernel's steal and kick counters over one run (after - before,
+    summed over CPUs); None without both snapshots (an output of before
+    they were taken)."""
+    try:
+        before, after = sections[f"{tag}.sched.before"], sections[f"{tag}.sched.after"]
+    except KeyError:
+        return None
+    try:
+        d = schedstat.delta(schedstat.parse(before), schedstat.parse(after))
+    except ParseError as e:
+        raise SideBySideError(f"{tag}: scheduler counters: {e}") from None
+    return {n: d.totals[n] for n in schedstat.COUNTERS}
 
 
 def timelines(spec: Spec, loads: list[Load], sections: dict[str, str], outdir: Path) -> list[Path]:
@@ -443,9 +467,19 @@ def summarize(spec: Spec, ms: list[Measurement]) -> list[dict]:
                     for key, (_, f) in report.MIGRATION_KEYS.items():
                         s = stats.summarize([f(w) for w in traced])
                         figs[name][key] = {"mean": s.mean, "ci95": s.ci95}
+                    # how the wasted time began (docs/waste.md): the part no
+                    # pull at idle entry can see is "arrival"
+                    s = stats.summarize([100 * w["began_fraction"].get("arrival", 0.0)
+                                         for w in traced])
+                    figs[name]["arrival_pct"] = {"mean": s.mean, "ci95": s.ci95}
                     if name != base:
                         figs[name]["wasted_removed_pct"] = report.removed(wasted[base],
                                                                           wasted[name])
+                cnt = [m.counters for m in ms if m.contender == name
+                       and m.workload == wl.name and m.level == lv and m.counters is not None]
+                if cnt and len(cnt) == len(v):
+                    figs[name]["counters"] = {k: stats.mean([float(c[k]) for c in cnt])
+                                              for k in schedstat.COUNTERS}
             pick = max if wl.higher_better else min
             best = pick(vals, key=lambda k: stats.mean(vals[k]))
             ties = [k for k in vals if k != best and not stats.welch(vals[best], vals[k]).significant]
@@ -488,10 +522,15 @@ def table(spec: Spec, rows: list[dict], steals: dict[str, list[int]] | None = No
         out.append(f"{r['workload']} {r['level_name']} {r['level']}: {r['metric']} "
                    f"({r['unit']}, {better} is better)")
         waste = all("wasted_llc_pct" in f for f in r["contenders"].values())
+        kicks = any(f.get("counters", {}).get("steal_kicks_sent", 0) or
+                    f.get("counters", {}).get("steal_tasks", 0)
+                    for f in r["contenders"].values())
         out.append(f"  {'scheduler':<{w}}  {'mean ± 95% CI':>20}  {'ratio [95% CI]':>22}  "
                    f"{'p':>6}  {'%busy':>5}"
                    + (f"  {'wasted LLC %':>14}  {'removes % of ' + base:>20}"
-                      f"  {'wait-mig/CPU-s':>14}  {'bounce/CPU-s':>12}" if waste else ""))
+                      f"  {'arrival %':>9}"
+                      f"  {'wait-mig/CPU-s':>14}  {'bounce/CPU-s':>12}" if waste else "")
+                   + (f"  {'steals':>7}  {'kicks':>7}  {'pulled':>6}" if kicks else ""))
         for name, f in r["contenders"].items():
             p = "" if f["p_vs_base"] is None else f"{f['p_vs_base']:.3f}"
             ratio = "1" if name == base else \
@@ -505,9 +544,15 @@ def table(spec: Spec, rows: list[dict], steals: dict[str, list[int]] | None = No
                     f"{rm['value']:>6.1f} [{rm['low']:.0f}, {rm['high']:.0f}]" \
                     + (" *" if rm["welch_p"] < 0.05 else "")
                 line += f"  {wl_['mean']:>6.2f} ± {wl_['ci95']:<5.2f}  {removes:<20}"
+                arr = f.get("arrival_pct")
+                line += f"  {arr['mean']:>9.2f}" if arr else f"  {'':>9}"
                 if "bounces_per_cpu_s" in f:
                     line += (f"  {f['migrations_waiting_per_cpu_s']['mean']:>14.1f}"
                              f"  {f['bounces_per_cpu_s']['mean']:>12.2f}")
+            if kicks:
+                c = f.get("counters")
+                line += (f"  {c['steal_tasks']:>7.1f}  {c['steal_kicks_sent']:>7.1f}  "
+                         f"{c['steal_kick_tasks']:>6.1f}") if c else ""
             out.append(line)
         if r["call"]:
             out.append(f"  best: {r['call']} (Welch p < 0.05 against each other scheduler)")
@@ -527,7 +572,13 @@ def table(spec: Spec, rows: list[dict], steals: dict[str, list[int]] | None = No
                    "waiting tasks (queued, not running: pulls, steals, balance moves; not "
                    "wakeup placements) per CPU-second, bounce/CPU-s = such moves undone by "
                    f"the task's next one within {wst.BOUNCE_WINDOW_NS / 1e6:g} ms, means "
-                   "(95% CIs in the JSON)")
+                   "(95% CIs in the JSON); arrival % = the part of the wasted time that "
+                   "began on a CPU already idle when the task started to wait (of the "
+                   "run's CPU time)")
+    if any("counters" in f for r in rows for f in r["contenders"].values()):
+        out.append("steals = tasks the kernel's pulls from the overload mask took, kicks = "
+                   "STEAL_KICK IPIs sent, pulled = kicks that took a task; means per run, "
+                   "summed over CPUs (shown where any is non-zero)")
     if steals:
         for name, v in steals.items():
             out.append(f"{name}: steals per load (its own counter): "

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import image, peers, sidebyside as sbs, suite
+from idlesteal import image, peers, schedstat, sidebyside as sbs, suite
 from idlesteal.util import HarnessError
 
 DATA = Path(__file__).parent / "data"
@@ -67,7 +67,10 @@ def test_script_switches_checks_and_stops_each_loader():
     assert "set_features NO_STEAL" in text
     assert "command -v scx_idlesteal" in text and "command -v hackbench" in text
     # 2 schedulers x 2 reps x (warm-up + 1 run); each prints sched_ext's state after it
-    assert text.count("section r") == 8 * 4     # before, output, after, state
+    # stat.before, output, stat.after, state; the 4 measured runs also the
+    # scheduler counters before and after
+    assert text.count("section r") == 8 * 4 + 4 * 2
+    assert len(re.findall(r"^section r\d+\.sched\.after$", text, re.M)) == 4
     assert len(re.findall(r"^section r\d+\.state$", text, re.M)) == 8
 
 
@@ -413,3 +416,39 @@ def test_the_table_has_migrations_and_bounces_per_scheduler():
 
 STAT = "cpu  100 0 100 800 0 0 0 0 0 0\n"
 STAT2 = "cpu  200 0 200 1600 0 0 0 0 0 0\n"
+
+
+# ---------------------------------------------------------------- the kernel's counters per run
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_run_counters_and_the_kick_columns():
+    before = (DATA / "schedsnap-2x2x2-before.txt").read_text()
+    after = (DATA / "schedsnap-2x2x2-after.txt").read_text()
+    # cpu#1 sent 5 kicks; cpu#0 ran 4 of them, 3 of which pulled a task
+    after = after.replace("  .steal_search_ns               : 531818\n",
+                          "  .steal_search_ns               : 531818\n"
+                          "  .steal_kicks_sent              : 0\n"
+                          "  .steal_kicks                   : 4\n"
+                          "  .steal_kick_tasks              : 3\n", 1)
+    after = after.replace("  .steal_search_ns               : 4374899\n",
+                          "  .steal_search_ns               : 4374899\n"
+                          "  .steal_kicks_sent              : 5\n", 1)
+    secs = {"r1.sched.before": before, "r1.sched.after": after}
+    c = sbs.run_counters(secs, "r1")
+    assert c is not None
+    assert (c["steal_kicks_sent"], c["steal_kicks"], c["steal_kick_tasks"]) == (5, 4, 3)
+    d = schedstat.delta(schedstat.parse(before), schedstat.parse(after))
+    assert c["steal_tasks"] == d.totals["steal_tasks"] > 0
+    assert sbs.run_counters({"r1.sched.before": before}, "r1") is None
+    with pytest.raises(sbs.SideBySideError, match="r1: scheduler counters"):
+        sbs.run_counters({"r1.sched.before": "garbage", "r1.sched.after": after}, "r1")
+    # the table shows the columns where a contender has counters
+    s = spec(("eevdf", "scx_idlesteal"))
+    ms = [sbs.Measurement(f"r{i}", i, name, e.workload, lv, 1.0 + 0.01 * i, {}, 50.0,
+                          counters=dict(c))
+          for name in ("eevdf", "scx_idlesteal") for e in s.entries for lv in e.levels
+          for i in range(3)]
+    text = sbs.table(s, sbs.summarize(s, ms))
+    assert "kicks" in text and "pulled" in text and "STEAL_KICK IPIs sent" in text
