@@ -67,7 +67,7 @@ deps:
 # Fast checks: mypy over the package (mypy.ini), then the unit tests.
 unit: deps
 	$(PYTHON) -m mypy idlesteal
-	$(PYTHON) -m pytest -q -m "not guest" tests --ignore=tests/guest
+	env -u IDLESTEAL_BASE $(PYTHON) -m pytest -q -m "not guest" tests --ignore=tests/guest
 
 # Everything: mypy, unit tests and the guest tests (builds the kernels).
 # With BASE= another base: mypy, the unit tests and that base's own guest
@@ -79,7 +79,7 @@ ifeq ($(BASE),$(DEFAULT_BASE))
 	IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) $(PYTHON) -m pytest -q -m "not ports" tests
 else
 	$(IDLESTEAL) presets >/dev/null
-	$(PYTHON) -m pytest -q -m "not guest" tests --ignore=tests/guest
+	env -u IDLESTEAL_BASE $(PYTHON) -m pytest -q -m "not guest" tests --ignore=tests/guest
 	IDLESTEAL_BASE=$(BASE) $(PYTHON) -m pytest -q -m ports tests/guest
 endif
 
