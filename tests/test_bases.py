@@ -48,8 +48,11 @@ def test_ports_have_the_scx_variant_without_the_series():
             if line:
                 k, _, v = line.partition(":")
                 words[k.strip()] = v.split()
-        assert words["scx"] == ["guest.config", "scx.config"]
+        extra = ["sysctl-7.3.config"] if name == "7.3" else []   # PROC_SYSCTL is SYSCTL there
+        assert words["scx"] == ["guest.config", *extra, "scx.config"]
         assert not any("steal.config" in w or w.startswith("%") for v in words.values() for w in v)
+        for v in words.values():
+            assert all((paths.configs_dir() / w).is_file() for w in v)
 
 
 def test_current_and_select(monkeypatch):
