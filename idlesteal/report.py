@@ -311,7 +311,7 @@ def metadata(spec: BenchSpec, preset: str, build_meta: dict, qemu: str, guest: d
     tree = build_meta.get("tree", {})
     prov = provenance.provenance({str(build_meta.get("variant")): build_meta})
     return {
-        "date": prov["date"],
+        "date": prov["date"], "base": prov["base"],
         "debian_package": src.get("package"), "debian_version": src.get("version"),
         "deb_sha256": src.get("sha256"),
         "kernel_variant": build_meta.get("variant"), "config_fragments": build_meta.get("fragments"),

@@ -177,3 +177,13 @@ def test_stress_knows_a_port_has_no_series(monkeypatch):
     assert not stress.series_kernel("scx") and not stress.series_kernel("base")
     monkeypatch.setenv(bases.ENV, bases.DEFAULT)
     assert stress.series_kernel("scx") and not stress.series_kernel("mainline")
+
+
+
+def test_base_in_a_bench_results_meta(monkeypatch):
+    from idlesteal import bench, report
+    monkeypatch.setenv(bases.ENV, "6.12")
+    s = bench.BenchSpec(a=bench.Side("A", ("NO_STEAL",)), b=bench.Side("B", ("STEAL",)),
+                        levels=[1], size=10, reps=2, waste="off")
+    meta = report.metadata(s, "2x2x2", {"source": {"version": "6.12.117-1"}}, "7.2.22", {})
+    assert meta["base"]["name"] == "6.12" and meta["debian_version"] == "6.12.117-1"
