@@ -45,6 +45,10 @@ section series
 has_overload=0; has_steal=0
 [ -f $OVERLOAD ] && has_overload=1
 grep -qwE 'STEAL|NO_STEAL' $FEAT && has_steal=1
+# STEAL_KICK (patches/separate/, in the tree) is toggled too where the kernel
+# has it and stealing is being toggled.
+has_kick=0
+[ $STEAL_MODE = toggle ] && grep -qwE 'STEAL_KICK|NO_STEAL_KICK' $FEAT && has_kick=1
 echo "series=$SERIES overload_cpus=$has_overload steal_feature=$has_steal"
 if [ $SERIES = 1 ]; then
     [ $has_overload = 1 ] || fail "no $OVERLOAD on a kernel said to have the series"
@@ -320,7 +324,12 @@ w_features() {
         elif [ $STEAL_MODE = off ]; then s=NO_STEAL
         elif [ $(( RANDOM % 4 )) -ne 0 ]; then s=STEAL; else s=NO_STEAL; fi
         if [ $(( RANDOM % 2 )) -eq 0 ]; then d=DELAY_DEQUEUE; else d=NO_DELAY_DEQUEUE; fi
-        if { [ $SERIES = 0 ] || echo $s > $FEAT; } && echo $d > $FEAT; then
+        k=""
+        if [ $has_kick = 1 ]; then
+            if [ $(( RANDOM % 2 )) -eq 0 ]; then k=STEAL_KICK; else k=NO_STEAL_KICK; fi
+        fi
+        if { [ $SERIES = 0 ] || echo $s > $FEAT; } && echo $d > $FEAT &&
+           { [ -z "$k" ] || echo $k > $FEAT; }; then
             sets=$((sets + 1))
         else
             fail=$((fail + 1))
@@ -404,6 +413,7 @@ for p in $CG/part*; do
     rmdir_retry $p || echo "leftover cgroup $p"
 done
 [ $SERIES = 0 ] || echo STEAL > $FEAT
+[ $has_kick = 0 ] || echo NO_STEAL_KICK > $FEAT
 echo DELAY_DEQUEUE > $FEAT
 section throttle
 cat $CG/thr/cpu.stat
