@@ -83,8 +83,8 @@ else
 	IDLESTEAL_BASE=$(BASE) $(PYTHON) -m pytest -q -m ports tests/guest
 endif
 
-# The ports' guest tests, base by base (scx_idlesteal on 6.12: docs/ports.md).
-PORT_BASES ?= 6.12
+# The ports' guest tests, base by base (scx_idlesteal on 6.12 and 7.3: docs/ports.md).
+PORT_BASES ?= 6.12 7.3
 test-ports: deps
 	$(foreach b,$(PORT_BASES),$(MAKE) --no-print-directory test BASE=$(b) &&) true
 

@@ -51,7 +51,7 @@ from .test_scx_correctness import (VERISTAT_OBJ, test_veristat_passes_every_prog
 
 pytestmark = [pytest.mark.guest, pytest.mark.ports]
 
-PORT_BASES = ("6.12",)
+PORT_BASES = ("6.12", "7.3")
 
 # Kernel warnings of a base's own code that its sched_ext triggers whatever
 # the scheduler (reproduced with scx_simple), per base.
