@@ -182,9 +182,11 @@ def run_script(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
     A boot that dies of a TCG stale-code trap (stale_code_trap()) is booted
     once more, said on the log and in RunResult.retried; its run directory
     is kept.  Any other kernel error, or a second trap, is raised."""
-    try:
+    def once() -> RunResult:
         return _run_once(script, preset, kernel, base_initrd, timeout=timeout, name=name,
                          cmdline=cmdline, quiet=quiet, meta=meta, tolerate=tolerate)
+    try:
+        return once()
     except GuestKernelError as e:
         trap = stale_code_trap(e.console.read_text(errors="replace"))
         if trap is None:
@@ -194,8 +196,7 @@ def run_script(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
         (e.run_dir / "stale-code-trap.txt").write_text(
             f"{trap}\nbooted again: this boot died of a TCG stale-code trap (docs/tcg.md)\n")
         first = e.run_dir
-    res = _run_once(script, preset, kernel, base_initrd, timeout=timeout, name=name,
-                    cmdline=cmdline, quiet=quiet, meta=meta, tolerate=tolerate)
+    res = once()
     (res.run_dir / "stale-code-trap.txt").write_text(
         f"the first boot of this run died of a TCG stale-code trap: {first}\n")
     res.retried = (first,)
