@@ -799,7 +799,7 @@ def parser() -> Parser:
     sp.add_argument("--contender", action="append", default=[], metavar="NAME=FEAT[,FEAT...]",
                     type=sidebyside.parse_contender,
                     help="an EEVDF scheduler of your own for --sched: these sched features "
-                    "set when switching to it (e.g. eevdf+ni_steal=NO_STEAL,NI_STEAL; "
+                    "set when switching to it (e.g. eevdf+kick=STEAL,STEAL_KICK; "
                     "repeatable; a feature the booted kernel lacks fails the boot naming it; "
                     "docs/scx.md)")
     sp.add_argument("--variant", default=scx.VARIANT, type=args.variant,

@@ -67,6 +67,7 @@ CONTENDERS: dict[str, Contender] = {c.name: c for c in [
     Contender("scx_idlesteal", ("NO_STEAL",), ("scx_idlesteal",), "idlesteal"),
     Contender("scx_idlesteal-nosteal", ("NO_STEAL",), ("scx_idlesteal", "-o"), "idlesteal"),
     Contender("scx_idlesteal-node", ("NO_STEAL",), ("scx_idlesteal", "-n"), "idlesteal"),
+    Contender("scx_idlesteal-nokick", ("NO_STEAL",), ("scx_idlesteal", "-k"), "idlesteal"),
     Contender("scx_simple", ("NO_STEAL",), ("scx_simple",), "simple"),
     *[Contender(n, ("NO_STEAL",), (n,), peers.OPS_NAMES[n]) for n in peers.PEERS],
 ]}
@@ -81,7 +82,7 @@ FEATURE_WORD = re.compile(r"(NO_)?[A-Z][A-Z0-9_]*")
 CONTENDER_WANT = ("NAME=FEAT[,FEAT...]: NAME of a-z 0-9 _ + . - (starting with a letter or "
                   "digit, at most 40 characters, not a built-in scheduler's: "
                   + ", ".join(CONTENDERS) + "), each FEAT a sched feature word such as "
-                  "NI_STEAL or NO_NI_RANDOM, each feature once")
+                  "STEAL_KICK or NO_NI_RANDOM, each feature once")
 
 
 def feature_base(word: str) -> str:

@@ -1,7 +1,7 @@
 """sched_ext in the guest (issue: sched_ext side by side): the `scx` kernel
 variant boots with sched_ext, the kernel's scx_simple and our scx_idlesteal
 load and unload, scx_idlesteal steals with stealing on and not with it off
-(at start or switched at run time), keeps every task inside its affinity,
+(at start or switched at run time), kicks no idle CPU with -k, keeps every task inside its affinity,
 stays loaded through CPU hotplug (ops.cpu_online/offline) and is never
 ejected by the sched_ext watchdog; each published peer (idlesteal/peers.py)
 loads and unloads.  One 2x2x2 boot runs all of that; one more runs 60 s of
@@ -45,6 +45,11 @@ scx_start /tmp/off.log scx_idlesteal -o
 {HB}
 scx_stop
 cat /tmp/off.log
+section nokick
+scx_start /tmp/nokick.log scx_idlesteal -k
+{HB}
+scx_stop
+cat /tmp/nokick.log
 section switch
 scx_start /tmp/switch.log scx_idlesteal
 {HB}
@@ -148,6 +153,20 @@ def test_idlesteal_no_steals_with_stealing_off(scx_run):
     assert final["steal"] == "off"
     assert final["steals"] == 0 and final["failed"] == 0, final
     assert int(final["queued"]) > 0
+
+
+def test_idlesteal_arrival_kick_only_without_k(scx_run):
+    """-k (scx_idlesteal-nokick of side-by-side) wakes no idle CPU for a
+    queued task, neither in the LLC nor elsewhere, and still steals at idle
+    entry; the default kicks under the same load."""
+    clean_cycle(scx_run, "nokick", "idlesteal")
+    assert "no arrival kick" in scx_run.sections["nokick"]
+    final = scx.final_stats(scx_run.sections["nokick"])
+    assert final["steal"] == "on"
+    assert int(final["kicks"]) == 0 and int(final["remote_idle"]) == 0, final
+    assert int(final["steals"]) > 0 and int(final["queued"]) > 0, final
+    on = scx.final_stats(scx_run.sections["on"])
+    assert int(on["kicks"]) > 0, on
 
 
 def test_idlesteal_run_time_switch(scx_run):

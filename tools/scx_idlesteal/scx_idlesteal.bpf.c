@@ -193,9 +193,14 @@ volatile u32 llc_node[MAX_LLCS];
  */
 volatile u32 walk_zero;
 
-/* Run-time switches, written by the loader (SIGUSR1/SIGUSR2, -n). */
+/* Run-time switches, written by the loader (SIGUSR1/SIGUSR2, -n, -k). */
 volatile bool steal_enabled = true;
 volatile bool nearest_llc;
+/*
+ * Wake an idle CPU for a task queued behind another (-k clears it): the
+ * arrival kick, measured against its absence as the kernel's STEAL_KICK is.
+ */
+volatile bool enqueue_kick = true;
 
 UEI_DEFINE(uei);
 
@@ -567,8 +572,8 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 	 * DSQ, not its queue: the kernel moves a task off a CPU that goes
 	 * offline only when it is on that CPU's runqueue.
 	 */
-	stealer = claim_idle_stealer(p, cpu);
-	if (stealer < 0 && steal_enabled) {
+	stealer = enqueue_kick ? claim_idle_stealer(p, cpu) : -1;
+	if (stealer < 0 && steal_enabled && enqueue_kick) {
 		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 		if (idle >= 0) {
 			stat_add(IDLESTEAL_STAT_REMOTE_IDLE, 1);
@@ -697,6 +702,19 @@ static bool steal_llc(s32 cpu, u32 llc, u32 start, int *victims, const struct wa
 	return false;
 }
 
+/*
+ * The LLC @i places after @llc in LLC order (1 <= @i < nr_llcs), or -1 when
+ * it is not on @llc's node: the walk of "the other LLCs of this node".
+ */
+static s32 node_llc_after(u32 llc, u32 i)
+{
+	u32 other = (llc + i) % nr_llcs;
+
+	if (other >= MAX_LLCS || llc_node_of(other) != llc_node_of(llc))
+		return -1;
+	return other;
+}
+
 static bool steal(s32 cpu, const struct want *w)
 {
 	int victims = STEAL_MAX_VICTIMS;
@@ -728,12 +746,12 @@ static bool steal(s32 cpu, const struct want *w)
 
 	/* The other LLCs of this node, in order after this one. */
 	bpf_for(i, 1, MAX_LLCS) {
-		u32 other;
+		s32 other;
 
 		if (i >= nr_llcs || victims <= 0)
 			break;
-		other = (llc + i) % nr_llcs;
-		if (other >= MAX_LLCS || llc_node_of(other) != llc_node_of(llc))
+		other = node_llc_after(llc, i);
+		if (other < 0)
 			continue;
 		if (steal_llc(cpu, other, 0, &victims, w)) {
 			stat_add(IDLESTEAL_STAT_REMOTE_LLC, 1);
@@ -803,13 +821,12 @@ static bool pull_other_llcs(s32 cpu, const struct want *w)
 	if (llc >= MAX_LLCS)
 		return false;
 	bpf_for(i, 1, MAX_LLCS) {
-		u32 other;
+		s32 other;
 
 		if (i >= nr_llcs || victims <= 0)
 			break;
-		other = (llc + i) % nr_llcs;
-		if (other >= MAX_LLCS || llc_node_of(other) != llc_node_of(llc) ||
-		    !llc_overloaded(other))
+		other = node_llc_after(llc, i);
+		if (other < 0 || !llc_overloaded(other))
 			continue;
 		if (steal_llc(cpu, other, 0, &victims, &far))
 			return true;

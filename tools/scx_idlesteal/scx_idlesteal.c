@@ -58,13 +58,15 @@ static const char help_fmt[] =
 "of their LLC (SMT siblings first), gated by idle time against search cost;\n"
 "cgroups' cpu.weight applied (flat).\n"
 "\n"
-"Usage: %s [-s SLICE_US] [-t TIMEOUT_MS] [-n] [-o] [-m] [-v]\n"
+"Usage: %s [-s SLICE_US] [-t TIMEOUT_MS] [-n] [-o] [-k] [-m] [-v]\n"
 "\n"
 "  -s SLICE_US    time slice (default: SCX_SLICE_DFL)\n"
 "  -t TIMEOUT_MS  sched_ext's watchdog ejects the scheduler when a runnable\n"
 "                 task waits this long (default 5000, at most 30000)\n"
 "  -n             also steal from the other LLCs of the node\n"
 "  -o             start with stealing off (no steals, no pulls)\n"
+"  -k             wake no idle CPU for a task queued behind another (no\n"
+"                 arrival kick): it waits for a CPU of its LLC to go idle\n"
 "  -m             have ops.enqueue() see migration-disabled tasks, as 6.12\n"
 "                 does (SCX_OPS_ENQ_MIGRATION_DISABLED; a test switch)\n"
 "  -v             print libbpf debug messages\n"
@@ -412,7 +414,7 @@ static void print_stats(const char *tag, struct scx_idlesteal *skel)
 
 int main(int argc, char **argv)
 {
-	bool start_off = false, nearest = false, enq_migdis = false;
+	bool start_off = false, nearest = false, enq_migdis = false, no_kick = false;
 	__u64 slice_us = 0;
 	long timeout_ms = 0;
 	unsigned int watchdog_ms;
@@ -430,7 +432,7 @@ int main(int argc, char **argv)
 	signal(SIGUSR1, on_steal_signal);
 	signal(SIGUSR2, on_steal_signal);
 
-	while ((opt = getopt(argc, argv, "s:t:nomvh")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:nokmvh")) != -1) {
 		switch (opt) {
 		case 's':
 			slice_us = strtoull(optarg, NULL, 0);
@@ -447,6 +449,9 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			start_off = true;
+			break;
+		case 'k':
+			no_kick = true;
 			break;
 		case 'm':
 			enq_migdis = true;
@@ -493,11 +498,13 @@ restart:
 	}
 	skel->data->steal_enabled = !start_off;
 	skel->bss->nearest_llc = nearest;
+	skel->data->enqueue_kick = !no_kick;
 
 	SCX_OPS_LOAD(skel, idlesteal_ops, scx_idlesteal, uei);
 	link = SCX_OPS_ATTACH(skel, idlesteal_ops, scx_idlesteal);
-	printf("scx_idlesteal: loaded, stealing %s%s%s, watchdog %u ms\n",
+	printf("scx_idlesteal: loaded, stealing %s%s%s%s, watchdog %u ms\n",
 	       start_off ? "off" : "on", nearest ? ", nearest LLC of the node too" : "",
+	       no_kick ? ", no arrival kick" : "",
 	       enq_migdis ? ", enqueues migration-disabled tasks" : "", watchdog_ms);
 	fflush(stdout);
 
