@@ -5,8 +5,10 @@ A then B, or B then A on odd repetitions when alternating), `script()` turns
 the plan into the guest's /run.sh, and `collect()` turns the guest's
 sections back into per-run measurements: the workload's metrics, %busy from
 /proc/stat, the /proc/schedstat and sched/debug deltas (steals, their cost, newidle
-balancing), newidle balance's own cost estimate from debugfs, and the
-wasted CPU time of each traced run (idlesteal/tracerun.py, waste.py).
+balancing), newidle balance's own cost estimate from debugfs, the
+wasted CPU time of each traced run (idlesteal/tracerun.py, waste.py) and,
+with `lock_stat`, the run queue lock's /proc/lock_stat over the run
+(idlesteal/lockstat.py).
 """
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import build, image, procstat, report, schedstat, stress, topology, tracerun, vm
+from . import (build, image, lockstat, procstat, report, schedstat, stress, topology,
+               tracerun, vm)
 from . import waste as wst
 from . import workload as wl
 from .util import HarnessError, ParseError, log
@@ -67,6 +70,9 @@ class BenchSpec:
     files: list[str] = field(default_factory=list)
     # Which sides are traced for the wasted-CPU-time measure (tracerun.MODES).
     waste: str = "both"
+    # /proc/lock_stat cleared before each run and its rq->__lock classes read
+    # after it (a kernel with CONFIG_LOCK_STAT: variant lockstat).
+    lock_stat: bool = False
 
     def __post_init__(self) -> None:
         if self.waste not in tracerun.MODES:
@@ -99,7 +105,8 @@ class BenchSpec:
                        custom=dict(d["custom"]) if d.get("custom") is not None else None,
                        files=[str(f) for f in d.get("files", [])],
                        # runs kept before the measure existed traced nothing
-                       waste=str(d.get("waste", "off")))
+                       waste=str(d.get("waste", "off")),
+                       lock_stat=bool(d.get("lock_stat", False)))
         except (KeyError, TypeError, ValueError, HarnessError) as e:
             raise BenchParseError(f"not a bench spec ({type(e).__name__}: {e}): {d!r}") from None
 
@@ -137,6 +144,8 @@ def script(spec: BenchSpec, runs: list[Run], ncpus: int = 8, mem_mb: int = 1024,
     lines += [f"command -v {w.binary} >/dev/null || fail '{w.binary} is not in the guest image'"]
     if any(traced(spec, r) for r in runs):
         lines += [f"trace_setup {trace_kb}"] if trace_kb else tracerun.setup(ncpus, mem_mb)
+    if spec.lock_stat:      # fails at once on a kernel without /proc/lock_stat
+        lines += ["lockstat_reset"]
     for r in runs:
         side = spec.side(r.side)
         cmd = shlex.join(spec.command(r.level))
@@ -147,11 +156,14 @@ def script(spec: BenchSpec, runs: list[Run], ncpus: int = 8, mem_mb: int = 1024,
             f"section {r.tag}.features", "cat /sys/kernel/debug/sched/features",
             f"section {r.tag}.schedstat.before", "schedsnap",
             f"section {r.tag}.stat.before", "cat /proc/stat",
-            f"section {r.tag}.output",
         ]
+        lines += ["lockstat_reset"] if spec.lock_stat else []
+        lines += [f"section {r.tag}.output"]
         run = [f"{cmd} 2>&1 || fail '{w.name} failed in run {r.index}'"]
         traced_run = traced(spec, r)
         lines += (["trace_on", *run, "trace_off"] if traced_run else run)
+        if spec.lock_stat:
+            lines += [f"section {r.tag}.lockstat", f"lockstat_snap '{lockstat.RQ_LOCK}'"]
         lines += [
             f"section {r.tag}.stat.after", "cat /proc/stat",
             f"section {r.tag}.schedstat.after", "schedsnap",
@@ -193,6 +205,8 @@ class Measurement:
     waste: dict | None = None
     # What idle entries led to (idle_split()): per CPU, from schedstat
     split: dict | None = None
+    # lockstat.record() of the run queue lock over the run; None without lock_stat
+    lock_stat: dict | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -245,7 +259,22 @@ def measure(run: Run, spec: BenchSpec, sections: dict[str, str],
                        d.newidle_lb / d.ncpus, d.newidle_gained / d.ncpus,
                        parse_newidle_cost(sections.get(f"{t}.newidle_cost", "")),
                        procstat.cpu_ns(s0, s1), _waste(run, spec, sections, topo),
-                       idle_split(d))
+                       idle_split(d), _lock_stat(run, spec, sections))
+
+
+def _lock_stat(run: Run, spec: BenchSpec, sections: dict[str, str]) -> dict | None:
+    if not spec.lock_stat:
+        return None
+    try:
+        stat = lockstat.parse(sections[f"{run.tag}.lockstat"])
+        if stat.debug_locks_off:
+            raise lockstat.LockStatError("lock debugging was off (a lockdep warning "
+                                         "stopped lock_stat): see the console")
+        return lockstat.record(stat)
+    except KeyError as e:
+        raise BenchParseError(f"run {run.index}: guest output lacks section {e}") from None
+    except lockstat.LockStatError as e:
+        raise BenchParseError(f"run {run.index}: /proc/lock_stat: {e}") from None
 
 
 # The LLC's sched domain in /proc/schedstat (x86 and arm64 with SCHED_MC).

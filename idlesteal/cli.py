@@ -147,10 +147,15 @@ def _check_host(a: argparse.Namespace, guest_only: tuple[tuple[str, object, bool
 def check_bench(a: argparse.Namespace) -> None:
     _check_host(a, (("--preset", a.preset, a.preset != "2x2x2"),
                     ("--variant", a.variant, a.variant != "steal"),
-                    ("--append", a.append, bool(a.append)), ("--force", True, a.force)))
+                    ("--append", a.append, bool(a.append)), ("--force", True, a.force),
+                    ("--lock-stat", True, a.lock_stat)))
+    if a.lock_stat and not _fragments_set(a.variant, "CONFIG_LOCK_STAT"):
+        raise UsageError("--lock-stat", True, f"it with a kernel variant that has "
+                         f"CONFIG_LOCK_STAT (--variant lockstat), not {a.variant}")
     a.explicit_ab = a.a is not None or a.b is not None
     wname, custom = _workload(a)
     a.spec = _spec(a, wname, a.levels, a.size, custom, tuple(a.file))
+    a.spec.lock_stat = a.lock_stat
     w = a.spec.wl
     if not a.host:      # the host's own programs: `command -v` in the script says
         _tools_present(a, [w.binary] if w.binary in image.TOOLS else [])
@@ -234,10 +239,16 @@ def check_boot(a: argparse.Namespace) -> None:
     _tools_present(a, a.tools)
 
 
-def _has_sched_ext(variant: str) -> bool:
-    """The variant's fragments turn sched_ext on (known before any build)."""
+def _fragments_set(variant: str, option: str) -> bool:
+    """The variant's fragments set `option` =y (known before any build; the
+    build checks that every option of them stuck)."""
     frags = kconfig.merge([kconfig.parse_file(f) for f in build.variants()[variant]])
-    return frags.get("CONFIG_SCHED_CLASS_EXT") == "y"
+    return frags.get(option) == "y"
+
+
+def _has_sched_ext(variant: str) -> bool:
+    """The variant's fragments turn sched_ext on."""
+    return _fragments_set(variant, "CONFIG_SCHED_CLASS_EXT")
 
 
 def check_stress(a: argparse.Namespace) -> None:
@@ -278,8 +289,9 @@ def _plan_line(name: str, preset: topology.Preset, spec: bench.BenchSpec, outdir
     return secs, (f"{name}: 1 boot of {preset.name} ({preset.ncpus} vCPUs), {runs} runs "
                   f"({spec.warmup} warm-up) of {w.name} {w.level} "
                   f"{','.join(map(str, spec.levels))} {w.size_name} {spec.size}, "
-                  f"A = {spec.a.name}, B = {spec.b.name}; "
-                  f"~{estimate.fmt_duration(secs)} ({src})")
+                  f"A = {spec.a.name}, B = {spec.b.name}"
+                  + ("; /proc/lock_stat around each run" if spec.lock_stat else "")
+                  + f"; ~{estimate.fmt_duration(secs)} ({src})")
 
 
 # ---------------------------------------------------------------- commands
@@ -868,6 +880,9 @@ def parser() -> Parser:
                     help="extra arguments for the workload's command")
     sp.add_argument("--name", type=args.name,
                     help="results/<name>.{json,txt,png} (letters, digits, . _ -)")
+    sp.add_argument("--lock-stat", action="store_true",
+                    help="/proc/lock_stat's run queue lock over each run (contentions, "
+                    "wait and hold time, sites; a variant with CONFIG_LOCK_STAT: lockstat)")
     timeout(sp, None, "guest timeout (default: 120 + 240 per run)")
     host_options(sp)
 

@@ -14,7 +14,8 @@ A second table gives the workload's other metrics (wakelat's latency
 percentiles), a third the cost of stealing beside newidle balancing, a
 fourth (traced runs) the wasted CPU time of idlesteal/waste.py: % of the
 run's CPU time a CPU sat idle while a task allowed on it waited on another
-CPU of its LLC (node, machine), and how much of A's B removes.
+CPU of its LLC (node, machine), and how much of A's B removes; with
+`bench --lock-stat`, a fifth the run queue lock's /proc/lock_stat (lock).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import provenance, stats, waste
+from . import lockstat, provenance, stats, waste
 from .util import say_once
 
 if TYPE_CHECKING:   # bench imports report (run_ab); annotations only here
@@ -91,6 +92,42 @@ def _waste(sel: list[Measurement]) -> dict | None:
     return out
 
 
+# The lock table's columns (bench --lock-stat): key -> (heading, value of one
+# run's lockstat.record() and its CPU time per CPU in ns).  Times in us.
+LOCK_KEYS: dict[str, tuple[str, Any]] = {
+    "contentions": ("contentions", lambda r, ns: r["contentions"]),
+    "contentions_per_s": ("cont/s", lambda r, ns: r["contentions"] / (ns / 1e9)),
+    "waittime_total": ("wait us", lambda r, ns: r["waittime_total"]),
+    "acquisitions": ("acquisitions", lambda r, ns: r["acquisitions"]),
+    "holdtime_total": ("hold us", lambda r, ns: r["holdtime_total"]),
+    "holdtime_max": ("hold max us", lambda r, ns: r["holdtime_max"]),
+    "nested_contentions": ("/1 cont", lambda r, ns: r["nested"]["contentions"]),
+}
+
+
+def _lock(sel: list[Measurement]) -> dict | None:
+    """Per LOCK_KEYS, mean and interval over the runs, when all have lock_stat;
+    the points' counts pooled by function, and the series' holder share."""
+    recs = [(m.lock_stat, m.cpu_ns) for m in sel]
+    if not recs or any(r is None or ns <= 0 for r, ns in recs):
+        return None
+    out: dict[str, Any] = {k: _stat([f(r, ns) for r, ns in recs])
+                           for k, (_, f) in LOCK_KEYS.items()}
+    total = sum(r["contentions"] for r, _ in recs if r)
+    for kind in ("contention_points", "contending_points"):
+        by: dict[str, int] = {}
+        for r, _ in recs:
+            for p in (r or {}).get(kind, []):
+                by[p["function"]] = by.get(p["function"], 0) + p["count"]
+        out[kind] = dict(sorted(by.items(), key=lambda kv: -kv[1]))
+    held = sum(r["series_holder"]["count"] for r, _ in recs if r)
+    rec = sum(r["series_holder"]["recorded"] for r, _ in recs if r)
+    out["series_holder"] = {"count": held, "recorded": rec, "contentions": total,
+                            "share_pct": 100.0 * held / rec if rec else None,
+                            "recorded_pct": 100.0 * rec / total if total else None}
+    return out
+
+
 def removed(a: list[float], b: list[float]) -> dict | None:
     """How much of A's wasted time B removes: (1 - mean B / mean A) x 100,
     with the ratio's 95% interval; None when A wastes nothing."""
@@ -122,6 +159,9 @@ def summarize(spec: BenchSpec, ms: list[Measurement]) -> list[dict]:
             wst = _waste(sel)
             if wst is not None:
                 entry["waste"] = wst
+            lk = _lock(sel)
+            if lk is not None:
+                entry["lock_stat"] = lk
             if all(m.split is not None for m in sel):
                 entry["split"] = {k: stats.mean([m.split[k] for m in sel if m.split])
                                   for k in sel[0].split or {}}
@@ -141,8 +181,27 @@ def summarize(spec: BenchSpec, ms: list[Measurement]) -> list[dict]:
             len(wb) == len(_by(ms, "B", g)) else None
         if rm is not None:
             row["waste_removed_pct"] = rm
+        lk = lock_ratios(_by(ms, "A", g), _by(ms, "B", g))
+        if lk:
+            row["lock_ratio"] = lk
         rows.append(row)
     return rows
+
+
+def lock_ratios(a: list[Measurement], b: list[Measurement]) -> dict:
+    """B / A of the lock's contentions, wait and hold time per run, with the
+    ratio's 95% interval and Welch's p; {} unless every run has lock_stat."""
+    if not a or not b or any(m.lock_stat is None for m in a + b):
+        return {}
+    out = {}
+    for key in ("contentions", "waittime_total", "acquisitions", "holdtime_total"):
+        xa = [float(m.lock_stat[key]) for m in a if m.lock_stat]
+        xb = [float(m.lock_stat[key]) for m in b if m.lock_stat]
+        if stats.mean(xa) > 0:
+            r = stats.ratio(xb, xa)
+            out[key] = {"value": r.value, "low": r.low, "high": r.high,
+                        "welch_p": stats.welch(xa, xb).p}
+    return out
 
 
 def _num(x: float) -> str:
@@ -181,7 +240,7 @@ def table(spec: BenchSpec, rows: list[dict]) -> str:
             out.append(line)
         out.append("")
     extra = [k for k in (rows[0].get("A") or {})
-             if k not in SUMMARY_KEYS and k not in ("cost", "waste", "split")] \
+             if k not in SUMMARY_KEYS and k not in ("cost", "waste", "split", "lock_stat")] \
         if rows else []
     if extra:
         out.append(f"{lvl:>5} side " + " ".join(f"{k:>16}" for k in extra))
@@ -204,6 +263,7 @@ def table(spec: BenchSpec, rows: list[dict]) -> str:
                            f"{_us(c['newidle_cost_ns']):>10} {share:>11}")
     out.append("")
     out += waste_table(rows, lvl)
+    out += lock_table(rows, lvl)
     out += split_table(rows)
     better = "higher" if w.higher_better else "lower"
     out.append(f"{w.metric} ({w.unit}, {better} is better; {w.name}'s own), mean ± 95% CI "
@@ -255,6 +315,57 @@ def waste_table(rows: list[dict], lvl: str) -> list[str]:
                "bounces = such a move X -> Y undone by the task's next move, Y -> X, also "
                f"while waiting, within {waste.BOUNCE_WINDOW_NS / 1e6:g} ms; mean ± 95% CI"
                + (f"; {bad} trace events contradicted the model" if bad else ""))
+    out.append("")
+    return out
+
+
+def lock_table(rows: list[dict], lvl: str) -> list[str]:
+    """The run queue lock's lines (bench --lock-stat; none without it)."""
+    if not any("lock_stat" in (row.get(side) or {}) for row in rows for side in ("A", "B")):
+        return []
+    heads = [h for h, _ in LOCK_KEYS.values()]
+    out = [f"{'lock':>5} side {heads[0]:>17} " + " ".join(f"{h:>12}" for h in heads[1:])
+           + f" {'series holder %':>15}"]
+    for row in rows:
+        for side in ("A", "B"):
+            e = (row.get(side) or {}).get("lock_stat")
+            if e is None:
+                continue
+            first, sh = e["contentions"], e["series_holder"]
+            share = "-" if sh["share_pct"] is None else \
+                f"{sh['share_pct']:.1f} of {sh['recorded_pct']:.0f}"
+            out.append(f"{row['level']:>5} {side:>4} {_num(first['mean']):>8} ± "
+                       f"{_ci(first['ci95']):<6} " + " ".join(
+                           f"{_num(e[k]['mean']):>12}" for k in list(LOCK_KEYS)[1:])
+                       + f" {share:>15}")
+        for key, r in (row.get("lock_ratio") or {}).items():
+            star = " *" if r["welch_p"] < 0.05 else ""
+            out.append(f"{'':>5}    B/A {LOCK_KEYS[key][0] if key in LOCK_KEYS else key}: "
+                       f"{r['value']:.2f} [{_ci(r['low'])}, {_ci(r['high'])}]{star}")
+    for side in ("A", "B"):
+        pooled: dict[str, dict[str, int]] = {"contention_points": {}, "contending_points": {}}
+        for row in rows:
+            e = (row.get(side) or {}).get("lock_stat") or {}
+            for kind in pooled:
+                for fn, n in e.get(kind, {}).items():
+                    pooled[kind][fn] = pooled[kind].get(fn, 0) + n
+        if any(pooled.values()):
+            out.append(f"{'':>5} {side:>4} waiters at: " + ", ".join(
+                f"{fn} {n}" for fn, n in pooled["contention_points"].items())
+                + "; holders from: " + ", ".join(
+                f"{fn} {n}" for fn, n in pooled["contending_points"].items()))
+    out.append("lock: /proc/lock_stat's &rq->__lock class (CONFIG_LOCK_STAT, "
+               "idlesteal/lockstat.py), cleared before each run and read after it; "
+               "contentions per run, mean ± 95% CI, and per second of the run; wait and hold: "
+               "total us per run, hold max: longest hold; /1 cont: the nested subclass "
+               "(double_rq_lock); series holder %: of the contentions counted at the "
+               "recorded holder sites (lock_stat's contending points, 4 per class), those at "
+               + ", ".join(lockstat.SERIES_SITES) + ", 'of' the recorded ones per 100 "
+               "contentions (lockstat.site_share()); B/A: ratio of the means, "
+               "[95% CI], * = Welch p < 0.05; waiters at / holders from: the recorded points' "
+               "contentions by function, pooled.  lockdep's own work inflates every time, and "
+               "TCG more: compare the sides, not the absolute times.  lock_stat charges a "
+               "trylock holder (steal_from()) to the previous holder's site")
     out.append("")
     return out
 

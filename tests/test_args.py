@@ -138,6 +138,7 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("bench", "--host"): FLAG,
     ("bench", "--max-load"): bad(["-1", "2", "nan", "inf", "", "x"], "--host") + bad(["0.5"]),
     ("bench", "--force-load"): FLAG,
+    ("bench", "--lock-stat"): FLAG,
     ("suite", "--variant"): bad(VARIANT) + bad(["base"], "--host"),
     ("suite", "--no-build"): FLAG,
     ("suite", "--force"): FLAG,
@@ -383,6 +384,21 @@ def test_side_by_side_of_eevdf_contenders_on_a_kernel_without_sched_ext(capsys):
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert "eevdf, eevdf-noni_random, eevdf+ni_steal, eevdf+steal; kernel variant steal" in out
+
+
+@pytest.mark.parametrize("argv,why", [
+    (["bench", "--lock-stat"], "CONFIG_LOCK_STAT (--variant lockstat), not steal"),
+    (["bench", "--variant=debug", "--lock-stat"], "CONFIG_LOCK_STAT (--variant lockstat)"),
+    (["bench", "--host", "--lock-stat"], "no --lock-stat with --host"),
+])
+def test_lock_stat_is_refused_without_a_lock_stat_kernel(sandbox, capsys, argv, why):
+    line = refused(argv, capsys)
+    assert "argument --lock-stat: invalid value True" in line and why in line
+
+
+def test_lock_stat_on_the_lockstat_variant_plans(sandbox, capsys):
+    assert cli.main(["bench", "--variant=lockstat", "--lock-stat", "--dry-run"]) == 0
+    assert "/proc/lock_stat around each run" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- the interpreter

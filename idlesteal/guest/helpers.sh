@@ -93,3 +93,22 @@ trace_dump() {
     section "$1.trace"
     cat $TRACEFS/trace | gzip -c | base64
 }
+# lock_stat (CONFIG_LOCK_STAT; idlesteal/lockstat.py, `bench --lock-stat`).
+# lockstat_reset: statistics on, every class's counters and points cleared.
+lockstat_reset() {
+    [ -w /proc/lock_stat ] ||
+        fail "no /proc/lock_stat: this kernel has no CONFIG_LOCK_STAT (configs/lockstat.config)"
+    echo 1 > /proc/sys/kernel/lock_stat || fail "cannot turn lock_stat on"
+    echo 0 > /proc/lock_stat || fail "cannot clear /proc/lock_stat"
+}
+# lockstat_snap [NAME]: /proc/lock_stat's header and the blocks of the classes
+# NAME and NAME/N (subclasses); all of them without NAME.  A class line is the
+# one whose 13th field from the end is the name with its ':' (12 numbers follow).
+lockstat_snap() {
+    awk -v want="${1:-}" -v head=1 '
+        NF >= 13 && $(NF - 12) ~ /:$/ {
+            n = $(NF - 12); sub(/(-[WR])?:$/, "", n)
+            keep = want == "" || n == want || index(n, want "/") == 1; head = 0
+        }
+        head || keep { print }' /proc/lock_stat
+}
