@@ -163,7 +163,8 @@ def script(spec: BenchSpec, runs: list[Run], ncpus: int = 8, mem_mb: int = 1024,
         traced_run = traced(spec, r)
         lines += (["trace_on", *run, "trace_off"] if traced_run else run)
         if spec.lock_stat:
-            lines += [f"section {r.tag}.lockstat", f"lockstat_snap '{lockstat.RQ_LOCK}'"]
+            lines += [f"section {r.tag}.lockstat.window", "lockstat_window",
+                      f"section {r.tag}.lockstat", f"lockstat_snap '{lockstat.RQ_LOCK}'"]
         lines += [
             f"section {r.tag}.stat.after", "cat /proc/stat",
             f"section {r.tag}.schedstat.after", "schedsnap",
@@ -259,10 +260,14 @@ def measure(run: Run, spec: BenchSpec, sections: dict[str, str],
                        d.newidle_lb / d.ncpus, d.newidle_gained / d.ncpus,
                        parse_newidle_cost(sections.get(f"{t}.newidle_cost", "")),
                        procstat.cpu_ns(s0, s1), _waste(run, spec, sections, topo),
-                       idle_split(d), _lock_stat(run, spec, sections))
+                       idle_split(d), _lock_stat(run, spec, sections, d))
 
 
-def _lock_stat(run: Run, spec: BenchSpec, sections: dict[str, str]) -> dict | None:
+def _lock_stat(run: Run, spec: BenchSpec, sections: dict[str, str],
+               d: schedstat.Delta) -> dict | None:
+    """lockstat.record() of the run queue lock, the window's length, and the
+    series' own time in steal searches (all CPUs, us): a bound on the hold
+    time steal_from() added, since it holds a victim's lock only inside one."""
     if not spec.lock_stat:
         return None
     try:
@@ -270,7 +275,9 @@ def _lock_stat(run: Run, spec: BenchSpec, sections: dict[str, str]) -> dict | No
         if stat.debug_locks_off:
             raise lockstat.LockStatError("lock debugging was off (a lockdep warning "
                                          "stopped lock_stat): see the console")
-        return lockstat.record(stat)
+        window = sections[f"{run.tag}.lockstat.window"]
+        return {**lockstat.record(stat), "seconds": lockstat.window_seconds(window),
+                "steal_search_us": d.totals.get("steal_search_ns", 0) / 1000}
     except KeyError as e:
         raise BenchParseError(f"run {run.index}: guest output lacks section {e}") from None
     except lockstat.LockStatError as e:

@@ -214,3 +214,14 @@ def record(stat: LockStat, name: str = RQ_LOCK) -> dict:
                                   for p in cls.contending_points],
             "series_holder": site_share(cls.contending_points, SERIES_SITES, t.contentions),
             "series_waiter": site_share(cls.contention_points, SERIES_SITES, t.contentions)}
+
+
+def window_seconds(text: str) -> float:
+    """The guest's `lockstat_window` line, "T0 T1" (/proc/uptime, s): T1 - T0."""
+    try:
+        t0, t1 = (float(x) for x in text.split())
+    except ValueError:
+        raise LockStatError(f"not a lock_stat window 'T0 T1': {text.strip()[:80]!r}") from None
+    if not t1 > t0:
+        raise LockStatError(f"lock_stat window {t0} .. {t1} is empty")
+    return t1 - t0

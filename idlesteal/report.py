@@ -93,35 +93,36 @@ def _waste(sel: list[Measurement]) -> dict | None:
 
 
 # The lock table's columns (bench --lock-stat): key -> (heading, value of one
-# run's lockstat.record() and its CPU time per CPU in ns).  Times in us.
+# run's bench record: lockstat.record() and the window's "seconds").  Times in us.
 LOCK_KEYS: dict[str, tuple[str, Any]] = {
-    "contentions": ("contentions", lambda r, ns: r["contentions"]),
-    "contentions_per_s": ("cont/s", lambda r, ns: r["contentions"] / (ns / 1e9)),
-    "waittime_total": ("wait us", lambda r, ns: r["waittime_total"]),
-    "acquisitions": ("acquisitions", lambda r, ns: r["acquisitions"]),
-    "holdtime_total": ("hold us", lambda r, ns: r["holdtime_total"]),
-    "holdtime_max": ("hold max us", lambda r, ns: r["holdtime_max"]),
-    "nested_contentions": ("/1 cont", lambda r, ns: r["nested"]["contentions"]),
+    "contentions": ("contentions", lambda r: r["contentions"]),
+    "contentions_per_s": ("cont/s", lambda r: r["contentions"] / r["seconds"]),
+    "waittime_total": ("wait us", lambda r: r["waittime_total"]),
+    "acquisitions": ("acquisitions", lambda r: r["acquisitions"]),
+    "holdtime_total": ("hold us", lambda r: r["holdtime_total"]),
+    "holdtime_max": ("hold max us", lambda r: r["holdtime_max"]),
+    "nested_contentions": ("/1 cont", lambda r: r["nested"]["contentions"]),
+    "steal_hold_bound_pct": ("search/hold %", lambda r: 100 * r["steal_search_us"]
+                             / r["holdtime_total"] if r["holdtime_total"] else 0.0),
 }
 
 
 def _lock(sel: list[Measurement]) -> dict | None:
     """Per LOCK_KEYS, mean and interval over the runs, when all have lock_stat;
     the points' counts pooled by function, and the series' holder share."""
-    recs = [(m.lock_stat, m.cpu_ns) for m in sel]
-    if not recs or any(r is None or ns <= 0 for r, ns in recs):
+    recs = [m.lock_stat for m in sel if m.lock_stat is not None]
+    if not recs or len(recs) < len(sel):
         return None
-    out: dict[str, Any] = {k: _stat([f(r, ns) for r, ns in recs])
-                           for k, (_, f) in LOCK_KEYS.items()}
-    total = sum(r["contentions"] for r, _ in recs if r)
+    out: dict[str, Any] = {k: _stat([f(r) for r in recs]) for k, (_, f) in LOCK_KEYS.items()}
     for kind in ("contention_points", "contending_points"):
         by: dict[str, int] = {}
-        for r, _ in recs:
-            for p in (r or {}).get(kind, []):
+        for r in recs:
+            for p in r[kind]:
                 by[p["function"]] = by.get(p["function"], 0) + p["count"]
         out[kind] = dict(sorted(by.items(), key=lambda kv: -kv[1]))
-    held = sum(r["series_holder"]["count"] for r, _ in recs if r)
-    rec = sum(r["series_holder"]["recorded"] for r, _ in recs if r)
+    total = sum(r["contentions"] for r in recs)
+    held = sum(r["series_holder"]["count"] for r in recs)
+    rec = sum(r["series_holder"]["recorded"] for r in recs)
     out["series_holder"] = {"count": held, "recorded": rec, "contentions": total,
                             "share_pct": 100.0 * held / rec if rec else None,
                             "recorded_pct": 100.0 * rec / total if total else None}
@@ -356,9 +357,12 @@ def lock_table(rows: list[dict], lvl: str) -> list[str]:
                 f"{fn} {n}" for fn, n in pooled["contending_points"].items()))
     out.append("lock: /proc/lock_stat's &rq->__lock class (CONFIG_LOCK_STAT, "
                "idlesteal/lockstat.py), cleared before each run and read after it; "
-               "contentions per run, mean ± 95% CI, and per second of the run; wait and hold: "
+               "contentions per run, mean ± 95% CI, and per second of the run (guest uptime); "
+               "wait and hold: "
                "total us per run, hold max: longest hold; /1 cont: the nested subclass "
-               "(double_rq_lock); series holder %: of the contentions counted at the "
+               "(double_rq_lock); search/hold %: the series' steal searches (sched/debug "
+               "steal_search_ns, all CPUs) per 100 of the hold time, a bound on what "
+               "steal_from()'s holds add (it holds a victim only inside a search); series holder %: of the contentions counted at the "
                "recorded holder sites (lock_stat's contending points, 4 per class), those at "
                + ", ".join(lockstat.SERIES_SITES) + ", 'of' the recorded ones per 100 "
                "contentions (lockstat.site_share()); B/A: ratio of the means, "

@@ -78,6 +78,13 @@ def test_warning_line_and_errors():
         lockstat.parse(text + "garbage here\n")
 
 
+def test_window_seconds():
+    assert lockstat.window_seconds("12.50 20.75\n") == pytest.approx(8.25)
+    for bad in ("", "12.5", "x y", "20.0 12.5", "1 2 3"):
+        with pytest.raises(lockstat.LockStatError):
+            lockstat.window_seconds(bad)
+
+
 def test_site_share():
     pts = [lockstat.Point(6, "0", "raw_spin_rq_lock_nested+0x2c/0x80"),
            lockstat.Point(2, "0", "steal_from+0x10/0x200")]
@@ -103,8 +110,9 @@ def test_script_clears_before_and_reads_after_each_run():
     for r in runs:
         clear = text.index("lockstat_reset", text.index(f"section {r.tag}.stat.before"))
         out = text.index(f"section {r.tag}.output")
+        window = text.index(f"section {r.tag}.lockstat.window\nlockstat_window\n")
         snap = text.index(f"section {r.tag}.lockstat\nlockstat_snap '&rq->__lock'")
-        assert clear < out < snap < text.index(f"section {r.tag}.stat.after")
+        assert clear < out < window < snap < text.index(f"section {r.tag}.stat.after")
     assert "lockstat" not in bench.script(spec(lock_stat=False), runs)
     assert bench.BenchSpec.from_json(s.to_json()).lock_stat
     assert not bench.BenchSpec.from_json({**s.to_json(), "lock_stat": None}).lock_stat
@@ -118,6 +126,7 @@ def sections(s: bench.BenchSpec, runs) -> dict:
     for r in runs:       # side B: twice the contentions (the count field only)
         out[f"{r.tag}.lockstat"] = snap if r.side == "A" else \
             snap.replace(f" {n:>14} ", f" {2 * n:>14} ", 1)
+        out[f"{r.tag}.lockstat.window"] = "100.25 102.25\n"
     return out
 
 
@@ -129,7 +138,8 @@ def test_collect_and_report_the_lock(tmp_path: Path):
     rows = report.summarize(s, ms)
     a, b = rows[0]["A"]["lock_stat"], rows[0]["B"]["lock_stat"]
     assert b["contentions"]["mean"] == pytest.approx(2 * a["contentions"]["mean"])
-    assert a["contentions_per_s"]["mean"] > 0
+    assert a["contentions_per_s"]["mean"] == pytest.approx(a["contentions"]["mean"] / 2.0)
+    assert ms[0].lock_stat["seconds"] == pytest.approx(2.0)
     assert rows[0]["lock_ratio"]["contentions"]["value"] == pytest.approx(2.0)
     assert a["series_holder"]["contentions"] == 2 * ms[0].lock_stat["contentions"]
     text = report.table(s, rows)
@@ -143,10 +153,11 @@ def test_collect_and_report_the_lock(tmp_path: Path):
 def test_a_run_without_the_section_or_with_lockdep_off_is_an_error():
     s = spec()
     runs = bench.plan(s)
-    secs = sections(s, runs)
-    del secs[runs[1].tag + ".lockstat"]
-    with pytest.raises(bench.BenchParseError, match="lacks section"):
-        bench.collect(s, runs, secs)
+    for part in (".lockstat", ".lockstat.window"):
+        secs = sections(s, runs)
+        del secs[runs[1].tag + part]
+        with pytest.raises(bench.BenchParseError, match="lacks section"):
+            bench.collect(s, runs, secs)
     secs = sections(s, runs)
     secs[runs[2].tag + ".lockstat"] = secs[runs[2].tag + ".lockstat"].replace(
         "version 0.4\n", "version 0.4\n*WARNING* lock debugging disabled!! - x\n")

@@ -94,12 +94,20 @@ trace_dump() {
     cat $TRACEFS/trace | gzip -c | base64
 }
 # lock_stat (CONFIG_LOCK_STAT; idlesteal/lockstat.py, `bench --lock-stat`).
-# lockstat_reset: statistics on, every class's counters and points cleared.
+# lockstat_reset: statistics on, every class's counters and points cleared,
+# the time noted for lockstat_window.
 lockstat_reset() {
     [ -w /proc/lock_stat ] ||
         fail "no /proc/lock_stat: this kernel has no CONFIG_LOCK_STAT (configs/lockstat.config)"
     echo 1 > /proc/sys/kernel/lock_stat || fail "cannot turn lock_stat on"
     echo 0 > /proc/lock_stat || fail "cannot clear /proc/lock_stat"
+    lockstat_t0=$(cut -d' ' -f1 /proc/uptime)
+}
+# lockstat_window: "T0 T1", /proc/uptime (s) at the last lockstat_reset and
+# now.  Not /proc/stat's ticks: under TCG on a loaded host the guest accounts
+# a fraction of the ticks (about 1 s of 6-23 s of hackbench), its clock does not.
+lockstat_window() {
+    echo "$lockstat_t0 $(cut -d' ' -f1 /proc/uptime)"
 }
 # lockstat_snap [NAME]: /proc/lock_stat's header and the blocks of the classes
 # NAME and NAME/N (subclasses); all of them without NAME.  A class line is the
