@@ -144,11 +144,17 @@ w_msgcount() {  # NAME EXPECTED ARGS...
     echo "$name runs=$runs fails=$fails" > $D/$name.cnt
 }
 
+# A run shorter than this is not started: under this churn on an
+# over-committed host one request can wait 2.5 s (lat_max_us of whole runs),
+# so a 2 s run at the end of the window completed no request and failed
+# (no samples: exit 2) with nothing stalled (2node, 2026-11-25).
+WAKELAT_MIN_RUN=10
+
 w_wakelat() {
     runs=0; fails=0
     while :; do
         left=$(( END - $(now) ))
-        [ $left -gt 0 ] || break
+        [ $left -ge $WAKELAT_MIN_RUN ] || break
         [ $left -le $AFFINITY_RUN ] || left=$AFFINITY_RUN
         wakelat $WAKELAT -d $left > $D/wakelat.out 2>&1
         rc=$?
