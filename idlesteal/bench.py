@@ -298,14 +298,19 @@ def idle_split(d: schedstat.Delta) -> dict[str, float]:
     NI_RANDOM, no overload in the root domain) or pulled at the SMT level."""
     llc = d.newidle_domains.get(LLC_DOMAIN, {})
     n = d.ncpus or 1
-    return {"idle_entries": d.totals.get("sched_goidle", 0) / n,
-            "newidle_llc": llc.get("lb_count", 0) / n,
-            "newidle_llc_balanced": llc.get("lb_balanced", 0) / n,
-            "newidle_llc_failed": llc.get("lb_failed", 0) / n,
-            "newidle_llc_gained": llc.get("lb_gained", 0) / n,
-            "newidle_gained": d.newidle_gained / n,
-            "steal_tries": (d.totals.get("steal_tasks", 0) + d.totals.get("steal_failed", 0)) / n,
-            "steals": d.totals.get("steal_tasks", 0) / n}
+    out = {"idle_entries": d.totals.get("sched_goidle", 0) / n,
+           "newidle_llc": llc.get("lb_count", 0) / n,
+           "newidle_llc_balanced": llc.get("lb_balanced", 0) / n,
+           "newidle_llc_failed": llc.get("lb_failed", 0) / n,
+           "newidle_llc_gained": llc.get("lb_gained", 0) / n,
+           "newidle_gained": d.newidle_gained / n,
+           "steal_tries": (d.totals.get("steal_tasks", 0) + d.totals.get("steal_failed", 0)) / n,
+           "steals": d.totals.get("steal_tasks", 0) / n}
+    if d.why:
+        # the measurement patch's reasons (schedstat.WHY_FIELDS), per CPU
+        out.update({k: d.totals.get(k, 0) / n for k in schedstat.WHY_FIELDS})
+        out["steal_failed"] = d.totals.get("steal_failed", 0) / n
+    return out
 
 
 def _waste(run: Run, spec: BenchSpec, sections: dict[str, str],

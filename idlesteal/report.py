@@ -415,6 +415,46 @@ def split_table(rows: list[dict]) -> list[str]:
                "attempts and steals; the rest were gated before the LLC level (avg_idle vs "
                "domain cost, NI_RANDOM, no overload) (docs/waste.md)")
     out.append("")
+    out += why_table(rows)
+    return out
+
+
+# The why block's columns: (split key, header); the newidle reasons and the
+# pull's outcomes, per 100 newidle entries (schedstat.WHY_FIELDS).
+WHY_COLUMNS = (("ni_rd_idle", "rd idle"), ("ni_avg_idle", "avg_idle"), ("ni_below", "below"),
+               ("ni_llc_empty", "empty"), ("ni_dice", "dice"), ("ni_pass", "pass"),
+               ("ni_other", "other"), ("steal_gated", "gated"), ("steals", "stole"),
+               ("steal_fail_locked", "locked"), ("steal_fail_hot", "hot"),
+               ("steal_fail_unmovable", "unmov"), ("steal_fail_empty", "none"))
+
+
+def why_table(rows: list[dict]) -> list[str]:
+    """Why newidle balancing did what it did at the LLC, per side and level,
+    where the kernel has the measurement patch (bench.idle_split())."""
+    if not any("ni_calls" in ((row.get(side) or {}).get("split") or {})
+               for row in rows for side in ("A", "B")):
+        return []
+    out = [f"{'why':>5} side {'newidle/CPU':>11} "
+           + " ".join(f"{h + ' %':>10}" for _, h in WHY_COLUMNS)]
+    for row in rows:
+        for side in ("A", "B"):
+            e = (row.get(side) or {}).get("split") or {}
+            if "ni_calls" not in e:
+                continue
+            n = e["ni_calls"] or 1.0
+            out.append(f"{row['level']:>5} {side:>4} {e['ni_calls']:>11.1f} "
+                       + " ".join(f"{100 * e.get(k, 0.0) / n:>10.1f}" for k, _ in WHY_COLUMNS))
+    out.append("why: newidle balances per CPU that had domains to look at and, per 100 of "
+               "them, the first reason that applies at the LLC domain: the root domain "
+               "not overloaded (rd idle), avg_idle short of the pass's cost at or below "
+               "the LLC, a task pulled below it (SMT), the overload mask empty (STEAL: "
+               "nothing waited in the LLC), NI_RANDOM's dice, the pass ran (its outcome: "
+               "the idle block), other; then the pull from the mask: kept from searching "
+               "by its cost estimate (gated), took a task (stole) or failed because a "
+               "victim was locked, a task was cache hot, no task could move (unmov: "
+               "affinity, running, delayed, per-CPU), or no victim was left (none). "
+               "Counters of the measurement patch (patches/separate/, docs/waste.md)")
+    out.append("")
     return out
 
 

@@ -39,6 +39,16 @@ STEAL_FIELDS = ("steal_tasks", "steal_failed", "steal_search_ns")
 KICK_FIELDS = ("steal_kicks_sent", "steal_kicks", "steal_kick_tasks")
 # Every counter of the series a run reports (side-by-side, per run).
 COUNTERS = STEAL_FIELDS + KICK_FIELDS
+# The measurement patch (patches/separate/, "Count why newidle balancing
+# leaves a CPU idle"): what newidle balancing did at the LLC domain, one
+# count per entry by the first reason that applies (NEWIDLE_WHY, summing to
+# ni_calls), the pulls the cost estimate kept from searching (steal_gated),
+# and the failed pulls by cause (STEAL_FAIL_WHY, summing to steal_failed).
+NEWIDLE_WHY = ("ni_rd_idle", "ni_avg_idle", "ni_below", "ni_llc_empty", "ni_dice",
+               "ni_pass", "ni_other")
+STEAL_FAIL_WHY = ("steal_fail_locked", "steal_fail_hot", "steal_fail_unmovable",
+                  "steal_fail_empty")
+WHY_FIELDS = ("ni_calls",) + NEWIDLE_WHY + ("steal_gated",) + STEAL_FAIL_WHY
 # Positional names for cpu-line fields after the standard nine (version 18
 # of the v1 series).
 CPU_EXTRA_NAMES = STEAL_FIELDS
@@ -177,6 +187,8 @@ class Delta:
     jiffies: int
     # newidle LB fields per domain name: {"MC": {"lb_count": n, ...}, ...}
     newidle_domains: dict[str, dict[str, int]] = field(default_factory=dict)
+    # the kernel reports WHY_FIELDS (the measurement patch is applied)
+    why: bool = False
 
     def per_cpu(self, name: str) -> float:
         return self.totals.get(name, 0) / self.ncpus if self.ncpus else 0.0
@@ -185,7 +197,7 @@ class Delta:
 def delta(before: Schedstat, after: Schedstat) -> Delta:
     if set(before.cpus) != set(after.cpus):
         raise SchedstatError("CPU sets differ between the two snapshots")
-    names = list(CPU_FIELDS) + list(STEAL_FIELDS) + list(KICK_FIELDS)
+    names = list(CPU_FIELDS) + list(STEAL_FIELDS) + list(KICK_FIELDS) + list(WHY_FIELDS)
     totals = {n: after.total(n) - before.total(n) for n in names}
     doms: dict[str, dict[str, int]] = {}
     for f in ("lb_count", "lb_balanced", "lb_failed", "lb_gained"):
@@ -195,4 +207,10 @@ def delta(before: Schedstat, after: Schedstat) -> Delta:
     return Delta(len(after.cpus), totals,
                  after.lb_total("newidle", "lb_count") - before.lb_total("newidle", "lb_count"),
                  after.lb_total("newidle", "lb_gained") - before.lb_total("newidle", "lb_gained"),
-                 after.timestamp - before.timestamp, doms)
+                 after.timestamp - before.timestamp, doms, reports_why(after))
+
+
+def reports_why(snap: Schedstat) -> bool:
+    """Does every CPU of @snap carry the measurement patch's counters?"""
+    return bool(snap.cpus) and all(all(n in c.debug for n in WHY_FIELDS)
+                                   for c in snap.cpus.values())

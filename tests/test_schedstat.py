@@ -129,3 +129,64 @@ def test_debugfs_header_without_frequency():
     s = schedstat.parse("version 17\ntimestamp 1\ncpu0 1 2 3 4 5 6 7 8 9\n"
                         "cpu#0\n  .steal_tasks                   : 4\n")
     assert s.cpus[0].get("steal_tasks") == 4
+
+
+def with_why(text: str, per_cpu: dict[str, int]) -> str:
+    """A schedsnap capture with the measurement patch's counters appended
+    to every CPU's debugfs section, as its kernel prints them."""
+    out = []
+    for line in text.splitlines():
+        out.append(line)
+        if line.strip().startswith(".steal_search_ns"):
+            out += [f"  .{k:<30}: {v}" for k, v in per_cpu.items()]
+    return "\n".join(out) + "\n"
+
+
+WHY_BEFORE = {"ni_calls": 100, "ni_rd_idle": 10, "ni_avg_idle": 50, "ni_below": 5,
+              "ni_llc_empty": 20, "ni_dice": 5, "ni_pass": 8, "ni_other": 2,
+              "steal_gated": 7, "steal_fail_locked": 1, "steal_fail_hot": 2,
+              "steal_fail_unmovable": 3, "steal_fail_empty": 4}
+
+
+def test_why_counters_by_name():
+    """The measurement patch (patches/separate/) adds its counters to the
+    debugfs sections by name; a delta knows whether the kernel has them."""
+    before_text = real("schedsnap-2x2x2-before.txt")
+    plain = schedstat.delta(schedstat.parse(before_text),
+                            schedstat.parse(real("schedsnap-2x2x2-after.txt")))
+    assert not plain.why and plain.totals["ni_calls"] == 0
+    after = {k: 2 * v for k, v in WHY_BEFORE.items()}
+    d = schedstat.delta(schedstat.parse(with_why(before_text, WHY_BEFORE)),
+                        schedstat.parse(with_why(before_text, after)))
+    assert d.why
+    assert d.totals["ni_calls"] == 8 * 100 and d.totals["steal_fail_empty"] == 8 * 4
+    assert sum(WHY_BEFORE[k] for k in schedstat.NEWIDLE_WHY) == WHY_BEFORE["ni_calls"]
+    assert set(schedstat.WHY_FIELDS) <= set(d.totals)
+
+
+def test_why_needs_every_cpu():
+    """A snapshot where one CPU lacks a counter is not read as having them."""
+    text = with_why(real("schedsnap-2x2x2-before.txt"), WHY_BEFORE)
+    snap = schedstat.parse(text)
+    assert schedstat.reports_why(snap)
+    del snap.cpus[5].debug["steal_gated"]
+    assert not schedstat.reports_why(snap)
+
+
+def test_real_why_capture():
+    """`schedsnap` of the steal kernel with the measurement patch (2x2x2,
+    hackbench -g 4 -l 200 with STEAL on, tests/guest/test_steal.py's on0 and
+    on1): every newidle balance counted once by its reason, every failed
+    pull once by its cause, and the LLC's passes as /proc/schedstat counts
+    them (MC newidle lb_count) within the slack of reading CPU by CPU."""
+    before = schedstat.parse(real("schedsnap-why-2x2x2-before.txt"))
+    after = schedstat.parse(real("schedsnap-why-2x2x2-after.txt"))
+    assert schedstat.reports_why(before) and schedstat.reports_why(after)
+    d = schedstat.delta(before, after)
+    t = d.totals
+    assert t["ni_calls"] == 592
+    # one balance was between its ni_calls and its reason as a CPU was read
+    assert sum(t[k] for k in schedstat.NEWIDLE_WHY) == t["ni_calls"] - 1
+    assert sum(t[k] for k in schedstat.STEAL_FAIL_WHY) == t["steal_failed"] == 34
+    assert t["ni_pass"] == d.newidle_domains["MC"]["lb_count"] == 66
+    assert t["ni_llc_empty"] > 0 and t["steal_tasks"] == 95

@@ -234,3 +234,33 @@ def test_the_waste_block_has_migrations_and_bounces_per_cpu_second():
     text = report.table(s, rows)
     assert "migrations of waiting tasks /CPU-s" in text and "bounces /CPU-s" in text
     assert f"{3 / 0.016:.2f} ± " in text and f"{1 / 0.016:.2f} ± " in text
+
+
+def test_why_block_from_the_measurement_counters():
+    """With the measurement patch's counters in the snapshots, the split
+    carries them per CPU and the table prints the why block, each reason
+    per 100 newidle balances; without them (above) it prints none."""
+    from tests.test_schedstat import WHY_BEFORE, with_why
+    data = Path(__file__).parent / "data"
+    before = (data / "schedsnap-2x2x2-before.txt").read_text()
+    s = spec(waste="off")
+    runs = bench.plan(s)
+    secs = fake_sections(s, runs, lambda r: 1.0)
+    after = {k: 3 * v for k, v in WHY_BEFORE.items()}
+    for r in runs:
+        secs[f"{r.tag}.schedstat.before"] = with_why(before, WHY_BEFORE)
+        secs[f"{r.tag}.schedstat.after"] = with_why(before, after)
+    ms = bench.collect(s, runs, secs)
+    sp = ms[0].split
+    assert sp is not None
+    assert sp["ni_calls"] == pytest.approx(200) and sp["ni_avg_idle"] == pytest.approx(100)
+    assert sp["steal_fail_hot"] == pytest.approx(4)
+    text = report.table(s, report.summarize(s, ms))
+    rows = [l.split() for l in text.splitlines() if l.split()[:2] == ["1", "A"]]
+    why = next(r for r in rows if len(r) == 2 + 1 + len(report.WHY_COLUMNS))
+    cols = dict(zip([k for k, _ in report.WHY_COLUMNS], map(float, why[3:])))
+    assert float(why[2]) == pytest.approx(200)
+    assert cols["ni_avg_idle"] == pytest.approx(50.0) and cols["ni_llc_empty"] == 20.0
+    assert sum(cols[k] for k in ("ni_rd_idle", "ni_avg_idle", "ni_below", "ni_llc_empty",
+                                 "ni_dice", "ni_pass", "ni_other")) == pytest.approx(100.0)
+    assert "why: newidle balances per CPU" in text

@@ -4,10 +4,11 @@ section() { echo "@@SECTION $1@@"; }
 # fail MSG: print MSG and exit non-zero.
 fail() { echo "idlesteal: FAIL: $*"; exit 1; }
 # schedsnap: /proc/schedstat, then each CPU's task-stealing state from the
-# scheduler's debugfs (kernels without the series have none of those lines).
+# scheduler's debugfs (kernels without the series have none of those lines),
+# with the measurement patch's why counters (ni_*, steal_gated, steal_fail_*).
 schedsnap() {
     cat /proc/schedstat
-    grep -E '^cpu#|^  \.(avg_idle|max_idle_balance_cost|avg_steal_cost|steal_tasks|steal_failed|steal_search_ns|steal_kicks_sent|steal_kicks|steal_kick_tasks) +:' \
+    grep -E '^cpu#|^  \.(avg_idle|max_idle_balance_cost|avg_steal_cost|steal_tasks|steal_failed|steal_search_ns|steal_kicks_sent|steal_kicks|steal_kick_tasks|steal_gated|steal_fail_[a-z]+|ni_[a-z_]+) +:' \
         /sys/kernel/debug/sched/debug
     return 0
 }
