@@ -129,6 +129,12 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
            cmdline=_QUIET_BIG, cpu_model="max,vendor=GenuineIntel",
            about="many small LLCs, AMD-style: 2 sockets x 4 dies (one L3 each) x 4 cores x "
            "2 threads, 2 nodes"),
+    # 8llc scaled to what a 2-core host runs in minutes: more LLCs than
+    # nodes, small ones (issue 30's many-LLC cell for the kick).
+    Preset("4llc", 2, 2, 2, dies=2, nodes=2, mem_mb=2048,
+           cpu_model="max,vendor=GenuineIntel",
+           about="8llc scaled down: 2 sockets x 2 dies (one L3 each) x 2 cores x 2 threads, "
+           "2 nodes"),
     Preset("seed160", 2, 40, 2, nodes=2, mem_mb=4096, boot_timeout=600, cmdline=_QUIET_BIG,
            about="the seeds' X6-2: 2 sockets x 40 cores x 2 threads, 2 nodes"),
 ]}

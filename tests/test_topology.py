@@ -105,6 +105,16 @@ def test_many_small_llc_preset_has_one_llc_per_die():
         topology.verify(p, wrong)
 
 
+def test_scaled_down_many_llc_preset():
+    """4llc: 8llc's shape (an L3 per die, two nodes) at 16 CPUs."""
+    p = topology.get("4llc")
+    assert (p.ncpus, len(p.llc_groups()), len(p.node_groups())) == (16, 4, 2)
+    assert p.llc_groups()[2] == [8, 9, 10, 11]
+    assert "16,sockets=2,dies=2,cores=2,threads=2" in p.qemu_args()
+    assert p.node_groups()[1] == list(range(8, 16))
+    topology.verify(p, guest_text(p))
+
+
 @pytest.mark.parametrize("name", ["seed160", "8llc"])
 def test_big_presets_skip_the_delay_loop_calibration(name):
     """Every secondary CPU would run calibrate_delay_direct() for seconds under
