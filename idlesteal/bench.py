@@ -309,7 +309,6 @@ def idle_split(d: schedstat.Delta) -> dict[str, float]:
     if d.why:
         # the measurement patch's reasons (schedstat.WHY_FIELDS), per CPU
         out.update({k: d.totals.get(k, 0) / n for k in schedstat.WHY_FIELDS})
-        out["steal_failed"] = d.totals.get("steal_failed", 0) / n
     return out
 
 
