@@ -46,7 +46,7 @@ ASYM_RUNS ?= 3
 ASYM_BOOTS ?= 6
 ASYM_ARGS ?=
 
-.PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference stress bench-scale \
+.PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference offcost stress bench-scale \
 	stress-short kcsan export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench scx \
 	bench-scx test-ports
 
@@ -171,6 +171,17 @@ bench-dd: deps
 reference: deps
 	$(IDLESTEAL) kernels --variants steal,reference --preset 2x2x2 --workload hackbench \
 		--level 1 --size 2000 --boots 3
+
+# What the series costs with STEAL off: the base kernel (`mainline`: the
+# base tag) against the posted series alone (`posted`: no patches/separate/),
+# same config, one boot per sample, alternating: perf bench sched pipe (the
+# wakeup/sleep path) and messaging.  results/offcost-*.txt, results/README.md.
+OFFCOST_BOOTS ?= 6
+offcost: deps
+	$(IDLESTEAL) kernels --variants mainline,posted --preset 2x2x2 --workload perf-pipe \
+		--level 1 --size 20000 --boots $(OFFCOST_BOOTS) --name offcost-pipe
+	$(IDLESTEAL) kernels --variants mainline,posted --no-build --preset 2x2x2 \
+		--workload perf-messaging --level 4 --size 30 --boots $(OFFCOST_BOOTS) --name offcost-messaging
 
 # One A/B sweep with your own settings.  Your own program instead of a
 # built-in workload: COMMAND (a template with {level} and {size}), METRIC (a

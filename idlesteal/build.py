@@ -10,7 +10,11 @@ the guest config is compared against).  The word "%base" builds the variant
 from the `base` tag (Debian's 7.2 without the series) in a worktree of its
 own, build/base/linux, with objects in build/base/obj-<variant>: the same
 relative layout as build/linux and build/obj-<variant>, so ccache hits
-every file the series does not change.
+every file the series does not change.  The word "%series" builds the
+posted series alone, build/linux's HEAD without the patches of
+patches/separate/ on top (tree.trailing_separate()), in build/posted/linux
+and build/posted/obj-<variant>: what "the series with STEAL off" costs
+against the base kernel, without the measurement-only patches.
 The .config is regenerated on every build but only replaced when its
 content changed, so a rebuild with nothing changed is just make's walk.
 
@@ -74,6 +78,7 @@ def variants() -> dict[str, list[Path]]:
 
 
 BASE_WORD = "%base"
+SERIES_WORD = "%series"
 
 
 def from_base(variant: str) -> bool:
@@ -81,22 +86,45 @@ def from_base(variant: str) -> bool:
     return BASE_WORD in _variant_words().get(variant, [])
 
 
+def series_only(variant: str) -> bool:
+    """Is the variant built from the series without patches/separate/?"""
+    return SERIES_WORD in _variant_words().get(variant, [])
+
+
 def base_tree() -> Path:
     return paths.build_dir() / "base" / "linux"
 
 
+def posted_tree() -> Path:
+    return paths.build_dir() / "posted" / "linux"
+
+
 def obj_for(variant: str) -> Path:
-    """Where a variant's objects go (build/base/obj-V for %base variants)."""
+    """Where a variant's objects go (build/base/obj-V for %base variants,
+    build/posted/obj-V for %series ones)."""
     if from_base(variant):
         return base_tree().parent / f"obj-{variant}"
+    if series_only(variant):
+        return posted_tree().parent / f"obj-{variant}"
     return paths.obj_dir(variant)
+
+
+def posted_rev() -> str:
+    """build/linux's HEAD less the separate patches on top of the series."""
+    k = tree.trailing_separate()
+    return f"HEAD~{k}" if k else "HEAD"
 
 
 def tree_for(variant: str) -> Path:
     """The source a variant builds from: build/linux (base + series) or,
-    for %base variants, a worktree at the base tag."""
+    for %base variants, a worktree at the base tag, for %series ones a
+    worktree at the last patch of the series proper."""
+    if from_base(variant) and series_only(variant):
+        raise HarnessError(f"variant {variant}: {BASE_WORD} and {SERIES_WORD} exclude each other")
     if from_base(variant):
         return tree.worktree(base_tree(), tree.BASE_TAG)
+    if series_only(variant):
+        return tree.worktree(posted_tree(), posted_rev())
     return paths.tree_dir()
 
 

@@ -7,6 +7,8 @@ them is the primary metric the A/B comparison is about.
 
     hackbench[-thread][-pipe]  rt-tests hackbench, Time: s (lower is better)
     perf-messaging             perf bench sched messaging, Total time (lower)
+    perf-pipe                  perf bench sched pipe, `level` pairs at once,
+                               usecs/op, the mean over the pairs (lower)
     sysbench-threads           sysbench threads, fixed events, total time (lower)
     sysbench-mutex             sysbench mutex, fixed locks/thread, total time (lower)
     wakelat                    workloads/wakelat.c, requests/s (higher) + latency
@@ -91,6 +93,29 @@ class Workload:
 _HACKBENCH_TIME = _float_after(r"^Time:\s*([0-9.]+)", "Time:")
 
 
+def parse_perf_pipe(text: str) -> dict[str, float]:
+    """perf bench sched pipe: one "usecs/op" line per pair that ran; every
+    "# Executed" header must have one (a pair that died is an error)."""
+    ops = [float(x) for x in re.findall(r"^\s*([0-9.]+)\s+usecs/op\s*$", text, re.M)]
+    started = len(re.findall(r"^# Executed \d+ pipe operations", text, re.M))
+    if not ops:
+        raise WorkloadParseError(f"no 'usecs/op' in perf bench sched pipe's output:\n{text[-500:]}")
+    if started != len(ops):
+        raise WorkloadParseError(f"perf bench sched pipe: {started} pair(s) started, {len(ops)} "
+                                 f"reported usecs/op:\n{text[-500:]}")
+    return {"usecs_op": sum(ops) / len(ops), "usecs_op_max": max(ops), "pairs": float(len(ops))}
+
+
+def _perf_pipe(pairs: int, loops: int) -> list[str]:
+    one = ["perf", "bench", "sched", "pipe", "-l", str(loops)]
+    if pairs == 1:
+        return one
+    # `pairs` copies at once; extra arguments reach each copy as "$@".
+    script = (f"p=; for i in $(seq {pairs}); do {shlex.join(one)} \"$@\" & p=\"$p $!\"; done; "
+              "fail=0; for j in $p; do wait $j || fail=1; done; exit $fail")
+    return ["sh", "-c", script, "sh"]
+
+
 def _hackbench(flags: list[str]) -> Callable[[int, int], list[str]]:
     return lambda g, n: ["hackbench", *flags, "-g", str(g), "-l", str(n)]
 
@@ -107,6 +132,10 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in [
     Workload("perf-messaging", "groups", "loops", 200, "time", "s", False,
              lambda g, n: ["perf", "bench", "sched", "messaging", "-g", str(g), "-l", str(n)],
              _float_after(r"Total time:\s*([0-9.]+)", "Total time:"), "perf"),
+    # Two tasks passing a token through a pipe, `size` round trips: the
+    # wakeup/sleep path alone (the off-cost check of results/README.md).
+    Workload("perf-pipe", "pairs", "loops", 20000, "usecs_op", "us/op", False,
+             _perf_pipe, parse_perf_pipe, "perf"),
     # A fixed number of events (--time=0: no time limit), so the run time is
     # the measure; each event is sysbench's default 1000 yields over 8 locks.
     Workload("sysbench-threads", "threads", "events", 100, "time", "s", False,

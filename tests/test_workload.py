@@ -120,3 +120,29 @@ def test_from_json_rejects_bad_definitions():
         workload.from_json({"name": "schbench"})
     with pytest.raises(HarnessError, match="not a workload definition"):
         workload.from_json({"command": "x"})
+
+
+def test_perf_pipe_reads_every_pair():
+    one = workload.parse_perf_pipe((DATA / "perf-pipe-2x2x2-1pair.txt").read_text())
+    assert one == {"usecs_op": 1044.636, "usecs_op_max": 1044.636, "pairs": 1.0}
+    three = workload.parse_perf_pipe((DATA / "perf-pipe-2x2x2-3pairs.txt").read_text())
+    assert three["pairs"] == 3.0
+    assert three["usecs_op"] == pytest.approx((1712.33 + 2181.3565 + 2277.123) / 3)
+    assert three["usecs_op_max"] == 2277.123
+
+
+def test_perf_pipe_a_pair_that_died_is_an_error():
+    text = (DATA / "perf-pipe-2x2x2-3pairs.txt").read_text()
+    cut = text[:text.rindex("# Executed")]      # the third pair's report lost
+    with pytest.raises(workload.WorkloadParseError, match="3 pair.*2 reported"):
+        workload.parse_perf_pipe(cut + "# Executed 2000 pipe operations between two processes\n")
+    with pytest.raises(workload.WorkloadParseError, match="usecs/op"):
+        workload.parse_perf_pipe("perf: 'bench' is not a perf-command\n")
+
+
+def test_perf_pipe_command_runs_pairs_at_once():
+    w = workload.get("perf-pipe")
+    assert w.argv(1, 500) == ["perf", "bench", "sched", "pipe", "-l", "500"]
+    argv = w.argv(3, 500, ["-T"])
+    assert argv[:2] == ["sh", "-c"] and argv[3:] == ["sh", "-T"]
+    assert "seq 3" in argv[2] and "pipe -l 500 \"$@\" &" in argv[2] and "wait" in argv[2]

@@ -11,7 +11,7 @@ from idlesteal import image, topology, vm, workload
 pytestmark = pytest.mark.guest
 
 # (workload, level, size): small enough for a few seconds under TCG.
-SMALL = [("hackbench-thread-pipe", 1, 20), ("perf-messaging", 1, 10),
+SMALL = [("hackbench-thread-pipe", 1, 20), ("perf-messaging", 1, 10), ("perf-pipe", 2, 200),
          ("sysbench-threads", 4, 10), ("sysbench-mutex", 4, 2000), ("wakelat", 2, 1)]
 
 
