@@ -176,12 +176,13 @@ reference: deps
 # base tag) against the posted series alone (`posted`: no patches/separate/),
 # same config, one boot per sample, alternating: perf bench sched pipe (the
 # wakeup/sleep path) and messaging.  results/offcost-*.txt, results/README.md.
-OFFCOST_BOOTS ?= 6
+OFFCOST_BOOTS ?= 10
 offcost: deps
 	$(IDLESTEAL) kernels --variants mainline,posted --preset 2x2x2 --workload perf-pipe \
-		--level 1 --size 20000 --boots $(OFFCOST_BOOTS) --name offcost-pipe
+		--level 1 --size 20000 --boots $(OFFCOST_BOOTS) --runs 5 --name offcost-pipe
 	$(IDLESTEAL) kernels --variants mainline,posted --no-build --preset 2x2x2 \
-		--workload perf-messaging --level 4 --size 30 --boots $(OFFCOST_BOOTS) --name offcost-messaging
+		--workload perf-messaging --level 4 --size 30 --boots $(OFFCOST_BOOTS) --runs 5 \
+		--name offcost-messaging
 
 # One A/B sweep with your own settings.  Your own program instead of a
 # built-in workload: COMMAND (a template with {level} and {size}), METRIC (a

@@ -591,7 +591,8 @@ def cmd_kernels(a: argparse.Namespace) -> int:
     """Same command on two kernel variants, one boot per sample, alternating."""
     out = kernels.compare(a.variants, topology.get(a.preset), workload.get(a.workload),
                           a.level, a.size, a.boots, prepare=a.build, force=a.force,
-                          timeout=a.timeout, name=a.name or "", outdir=Path(a.outdir))
+                          timeout=a.timeout, name=a.name or "", outdir=Path(a.outdir),
+                          runs=a.runs)
     print(out.text, end="")
     print(f"wrote {out.txt}")
     return 0
@@ -909,6 +910,8 @@ def parser() -> Parser:
     sp.add_argument("--level", type=args.level, default=1, help="load level (e.g. hackbench -g)")
     sp.add_argument("--size", type=args.size, default=2000, help="work (e.g. hackbench -l)")
     sp.add_argument("--boots", type=args.boots2, default=3, help="boots (samples) per kernel")
+    sp.add_argument("--runs", type=args.runs, default=1,
+                    help="runs per boot; the boot's sample is their median (default 1)")
     timeout(sp, 900, "guest timeout")
     sp.add_argument("--name", type=args.name, help="results/<name>.{txt,json}")
     outdir(sp, paths.results_dir())

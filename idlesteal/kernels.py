@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,9 +41,15 @@ class Comparison:
 
 def compare(variants: list[str], preset: topology.Preset, w: workload.Workload, level: int,
             size: int, boots: int, *, prepare: bool = True, force: bool = False,
-            timeout: float = 900, name: str = "", outdir: Path) -> Comparison:
+            timeout: float = 900, name: str = "", outdir: Path, runs: int = 1) -> Comparison:
     """`w` at one level on each variant, `boots` boots per variant, the
-    order alternating per boot; writes outdir/<name>.{txt,json}."""
+    order alternating per boot; writes outdir/<name>.{txt,json}.
+
+    With `runs` > 1 the command runs that many times in each boot and the
+    boot's sample is their median (a run the host starved does not make the
+    boot's number).  The table gives the ratio of means and, robust to a
+    boot far off, the ratio of medians with its bootstrap interval and
+    Mann-Whitney's p (stats.median_ratio)."""
     if len(variants) != 2:
         raise HarnessError(f"want two variants, got {','.join(variants)!r}")
     if boots < 2:
@@ -50,10 +57,13 @@ def compare(variants: list[str], preset: topology.Preset, w: workload.Workload, 
     kernels = {v: ensure(v, prepare, force) for v in variants}
     initrd = image.build_base(tools=(w.binary,) if w.binary in image.TOOLS else ())
     cmd = w.argv(level, size or w.default_size)
-    script = ("section topology\n" + topology.GUEST_SNIPPET.strip() + "\n"
-              f"section output\n{shlex.join(cmd)} 2>&1 || fail '{w.name} failed'\n")
+    if runs < 1:
+        raise HarnessError(f"--runs must be at least 1, got {runs}")
+    script = "section topology\n" + topology.GUEST_SNIPPET.strip() + "\n" + "".join(
+        f"section output.{i}\n{shlex.join(cmd)} 2>&1 || fail '{w.name} failed'\n"
+        for i in range(runs))
     values: dict[str, list[float]] = {v: [] for v in variants}
-    runs = []
+    done: list[dict] = []
     failed_boots: list[dict] = []
     for b in range(boots):
         for v in (variants if b % 2 == 0 else variants[::-1]):
@@ -73,19 +83,25 @@ def compare(variants: list[str], preset: topology.Preset, w: workload.Workload, 
                     if attempt == 2:
                         raise
             preset.verify(res.sections.get("topology", ""))
-            x = w.parse(res.sections.get("output", ""))[w.metric]
+            xs = [w.parse(res.sections.get(f"output.{i}", ""))[w.metric] for i in range(runs)]
+            x = statistics.median(xs)
             values[v].append(x)
-            runs.append({"variant": v, "boot": b, w.metric: x, "run_dir": str(res.run_dir)})
-            log(f"  {v}: {w.metric} {x:g} {w.unit}")
+            done.append({"variant": v, "boot": b, w.metric: x, "runs": xs,
+                         "run_dir": str(res.run_dir)})
+            log(f"  {v}: {w.metric} {x:g} {w.unit}"
+                + (f" (median of {', '.join(f'{y:g}' for y in xs)})" if runs > 1 else ""))
     va, vb = variants
     r = stats.ratio(values[vb], values[va])
-    lines = [f"{shlex.join(cmd)} on {preset.name}, one boot per sample, {boots} per kernel, "
-             "alternating"]
+    mr = stats.median_ratio(values[vb], values[va])
+    per = f"the median of {runs} runs per boot" if runs > 1 else "one run per boot"
+    lines = [f"{shlex.join(cmd)} on {preset.name}, one boot per sample ({per}), {boots} per "
+             "kernel, alternating"]
     for v in variants:
         sm = stats.summarize(values[v])
         lines.append(f"  {v:<12} {w.metric} {sm.mean:.3f} ± {sm.ci95:.3f} {w.unit} (95% CI)  "
                      f"samples {', '.join(f'{x:.2f}' for x in values[v])}")
-    lines.append(f"  {vb}/{va} = {r.value:.3f} [{r.low:.3f}, {r.high:.3f}]")
+    lines.append(f"  {vb}/{va} = {r.value:.3f} [{r.low:.3f}, {r.high:.3f}] (means, delta method)")
+    lines.append(f"  {vb}/{va} = {mr.fmt()} (medians, bootstrap)")
     for fb in failed_boots:
         lines.append(f"  failed boot (retried): {fb['variant']}: {fb['error']}")
     text = "\n".join(lines) + "\n"
@@ -94,8 +110,10 @@ def compare(variants: list[str], preset: topology.Preset, w: workload.Workload, 
     txt, js = outdir / f"{name}.txt", outdir / f"{name}.json"
     txt.write_text(text)
     js.write_text(json.dumps(
-        {"command": cmd, "preset": preset.name, "values": values, "runs": runs,
+        {"command": cmd, "preset": preset.name, "values": values, "runs": done,
+         "runs_per_boot": runs,
          "ratio": {"value": r.value, "low": r.low, "high": r.high},
+         "median_ratio": {"value": mr.value, "low": mr.low, "high": mr.high, "p": mr.p},
          "failed_boots": failed_boots,
          **provenance.provenance({v: build.read_meta(v) for v in variants})}, indent=2) + "\n")
     return Comparison(text, txt, js)

@@ -172,6 +172,7 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("kernels", "--level"): bad(INT),
     ("kernels", "--size"): bad(INT),
     ("kernels", "--boots"): bad(INT + ["1"]),
+    ("kernels", "--runs"): bad(INT),
     ("kernels", "--timeout"): bad(SECONDS),
     ("kernels", "--name"): bad(NAME),
     ("kernels", "--outdir"): bad(OUTDIR),

@@ -125,3 +125,33 @@ def test_ratio_interval_is_the_delta_method():
     assert r.value == pytest.approx(mn / md)
     assert r.high == pytest.approx(mn / md * (1 + 2.1030 * rel), rel=1e-4)
     assert r.low == pytest.approx(mn / md * (1 - 2.1030 * rel), rel=1e-4)
+
+
+def test_median_ratio_value_and_exact_mann_whitney():
+    r = stats.median_ratio([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
+    assert r.value == pytest.approx(3 / 8)
+    # no overlap, 5 and 5: the exact two-sided p is 2 / C(10, 5) = 2/252
+    assert r.p == pytest.approx(2 / 252)
+    assert r.low <= r.value <= r.high < 1
+
+
+def test_median_ratio_shrugs_off_one_descheduled_boot():
+    base = [200.0, 210, 190, 205, 195, 215, 185, 200]
+    slow = [*base[:7], 2100.0]                  # one boot the host starved
+    mean_r = stats.ratio(slow, base)
+    med_r = stats.median_ratio(slow, base)
+    assert mean_r.value > 1.9 and mean_r.high - mean_r.low > 1
+    assert med_r.value == pytest.approx(1.0, abs=0.03)
+    assert med_r.high - med_r.low < 0.2 and med_r.p > 0.5
+
+
+def test_median_ratio_is_reproducible_and_checks_its_input():
+    a, b = [1.0, 1.2, 0.9, 1.1], [1.0, 1.05, 0.95, 1.0]
+    assert stats.median_ratio(a, b) == stats.median_ratio(a, b)
+    one = stats.median_ratio([2.0], [1.0])
+    assert one.value == 2.0 and math.isnan(one.low) and math.isnan(one.p)
+    assert stats.median_ratio([1.0, 1.0], [1.0, 1.0]).p == 1.0
+    with pytest.raises(ValueError):
+        stats.median_ratio([], [1.0])
+    with pytest.raises(ValueError):
+        stats.median_ratio([1.0], [0.0])
