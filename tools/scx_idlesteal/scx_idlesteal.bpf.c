@@ -37,6 +37,15 @@
  * LLC of its node that is 2 slices behind in vtime.  A task that has waited
  * STARVE_MS in a queue runs next whatever its vtime.
  *
+ * Latency: a task's slice is the slice (20 ms by default) divided by one
+ * plus the tasks waiting in its CPU's queue, no less than a minimum slice
+ * (1 ms; task_slice()); a waking task that finds no idle CPU preempts the
+ * task of its LLC furthest ahead of it in vtime, when that one is more than
+ * the minimum slice ahead (a sleeper keeps up to a slice of credit), by
+ * going to the head of that CPU's local DSQ with SCX_ENQ_PREEMPT
+ * (preempt_victim()).  So a sleeper beside CPU-bound tasks waits for a
+ * context switch, not for the end of their 20 ms slices.
+ *
  * Cgroups (cpu.weight, flat): a task of a cgroup below the root is charged
  * as its cgroup's share of it, so that a cgroup's runnable tasks together
  * advance in vtime as one task of the cgroup's weight.
@@ -166,6 +175,18 @@ char _license[] SEC("license") = "GPL";
 /* Set by the loader before loading. */
 const volatile u32 nr_cpus = 1;		/* possible CPUs */
 const volatile u64 slice_ns;		/* 0: SCX_SLICE_DFL */
+/*
+ * The latency story (the loader's -l, -f, -p).  slice_min_ns: the shortest
+ * slice a task gets however many wait for its CPU (capped at the slice),
+ * and how far ahead in vtime a running task must be of a waking one to be
+ * preempted by it.  scale_slices: a task's slice is the slice divided by
+ * one plus the tasks waiting in its CPU's queue, no less than slice_min_ns
+ * (off: always the slice).  wake_preempt: a waking task that finds no idle
+ * CPU preempts the task of its LLC furthest ahead of it in vtime.
+ */
+const volatile u64 slice_min_ns = 1000000ULL;
+const volatile bool scale_slices = true;
+const volatile bool wake_preempt = true;
 
 /*
  * The topology of the online CPUs, written by the loader before loading and
@@ -238,6 +259,8 @@ enum stat_idx {
 	IDLESTEAL_STAT_KEPT,		/* slice ends where the task, behind in vtime, kept its CPU */
 	IDLESTEAL_STAT_PULL_LLC,	/* tasks pulled at a slice end from another LLC */
 	IDLESTEAL_STAT_STARVED,		/* tasks run out of vtime order after STARVE_MS */
+	IDLESTEAL_STAT_PREEMPT,		/* wakeups that preempted a task further ahead in vtime */
+	IDLESTEAL_STAT_SHORT,		/* slices cut short for the tasks waiting for the CPU */
 	IDLESTEAL_NR_STATS,
 };
 
@@ -255,6 +278,16 @@ struct cpu_ctx {
 	u64 next_decay;		/* ns: halve avg_cost when gated past this */
 	u64 kicked;		/* kicked to steal: the next search is not gated */
 	u64 next_starve_check;	/* ns: when to look for a starved task next */
+	/*
+	 * The task of ours running here (ops.running() to ops.stopping()), for
+	 * wakeup preemption: its vtime when it started, when it started
+	 * (0: none of ours runs), its weight.  A task kept running at a slice
+	 * end is not started again, so its vtime now is estimated from the
+	 * time since it started (curr_vtime_now()).
+	 */
+	u64 curr_vtime;
+	u64 curr_at;
+	u64 curr_weight;
 };
 
 struct {
@@ -322,6 +355,35 @@ static void stat_add(u32 idx, u64 v)
 
 	if (cnt)
 		*cnt += v;
+}
+
+/* The shortest slice, and the vtime lead that lets a waking task preempt. */
+static u64 slice_min(void)
+{
+	u64 max = slice();
+
+	return slice_min_ns && slice_min_ns < max ? slice_min_ns : max;
+}
+
+/*
+ * The slice of a task that starts (or keeps) running on @cpu: the slice
+ * divided by one plus the tasks waiting in @cpu's queue, at least
+ * slice_min() (as scx_bpfland scales its slice by the tasks waiting): with
+ * k tasks waiting, each waits for about one slice in all, not k slices.
+ * The tasks that wake up later are the preemption's (idlesteal_enqueue()).
+ */
+static u64 task_slice(s32 cpu)
+{
+	u64 max = slice(), min = slice_min(), s;
+	s32 waiting;
+
+	if (!scale_slices)
+		return max;
+	waiting = scx_bpf_dsq_nr_queued(cpu);
+	if (waiting <= 0)
+		return max;
+	s = max / (waiting + 1);
+	return s > min ? s : min;
 }
 
 static struct cpu_ctx *this_cpu_ctx(void)
@@ -500,6 +562,73 @@ static s32 claim_idle_stealer(struct task_struct *p, s32 cpu)
 	return -1;
 }
 
+/* The vtime of the task of ours running on @cctx's CPU, estimated at @now. */
+static u64 curr_vtime_now(const struct cpu_ctx *cctx, u64 at, u64 now)
+{
+	u64 w = cctx->curr_weight ?: 100;
+
+	return cctx->curr_vtime + (now > at ? (now - at) * 100 / w : 0);
+}
+
+/*
+ * Wakeup preemption: the CPU of @cpu's LLC, allowed to @p, whose running
+ * task (one of ours) is furthest ahead of @vtime, @p's, by more than
+ * slice_min(); @cpu itself when its task is (no IPI, no migration, @p's
+ * cache); -1 if none is.  EEVDF's wakeup preemption compares the waking
+ * task with the task of its target CPU only; here every CPU of the LLC is
+ * busy (no idle one was found), so the one whose task has had the most
+ * gives way, as scx_lavd picks the victim of a preemption among CPUs.
+ * Without stealing (-o) only @cpu: moving tasks between CPUs is off.
+ */
+static s32 preempt_victim(struct task_struct *p, s32 cpu, u64 vtime)
+{
+	struct cpu_ctx *cctx;
+	u64 now = bpf_ktime_get_ns(), lead = vtime + slice_min(), best_v = 0, at, v;
+	u32 zero = 0, llc, n, i, pos;
+	s32 c, best = -1;
+
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		return -1;
+	cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+	if (cctx) {
+		at = READ_ONCE(cctx->curr_at);
+		if (at && time_before(lead, curr_vtime_now(cctx, at, now)))
+			return cpu;
+	}
+	if (!steal_enabled)
+		return -1;
+	llc = cpu_llc_of(cpu);
+	if (llc >= MAX_LLCS)
+		return -1;
+	n = llc_nr(llc);
+	pos = cpu_pos_of(cpu);
+
+	bpf_for(i, 1, MAX_LLC_CPUS) {
+		u32 j;
+
+		if (i >= n)
+			break;
+		j = (pos + i) % n;
+		if (j >= MAX_LLC_CPUS)
+			break;
+		c = llc_cpu(llc, j);
+		if (c < 0 || !bpf_cpumask_test_cpu(c, p->cpus_ptr))
+			continue;
+		cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, c);
+		if (!cctx)
+			continue;
+		at = READ_ONCE(cctx->curr_at);
+		if (!at)
+			continue;
+		v = curr_vtime_now(cctx, at, now);
+		if (time_before(lead, v) && (best < 0 || time_before(best_v, v))) {
+			best = c;
+			best_v = v;
+		}
+	}
+	return best;
+}
+
 void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p), idle, stealer;
@@ -579,6 +708,28 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 			stat_add(IDLESTEAL_STAT_REMOTE_IDLE, 1);
 			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle, slice(), enq_flags);
 			scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+			return;
+		}
+	}
+
+	/*
+	 * A waking task with no idle CPU to go to would wait for a running
+	 * task's slice to end (20 ms by default).  If it is more than
+	 * slice_min() behind in vtime the task of its LLC furthest ahead (the
+	 * sleep credit of at most a slice that a sleeper keeps makes it so),
+	 * it goes to the head of that CPU's local DSQ and preempts it
+	 * (SCX_ENQ_PREEMPT: the running task's slice ends at once, and it is
+	 * queued through ops.enqueue(), charged what it ran).  Its vtime goes
+	 * with it: the local DSQ does not carry one.
+	 */
+	if (wake_preempt && stealer < 0 && (enq_flags & SCX_ENQ_WAKEUP)) {
+		s32 victim = preempt_victim(p, cpu, vtime);
+
+		if (victim >= 0) {
+			stat_add(IDLESTEAL_STAT_PREEMPT, 1);
+			scx_bpf_task_set_dsq_vtime(p, vtime);
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | victim, slice(),
+					   enq_flags | SCX_ENQ_PREEMPT);
 			return;
 		}
 	}
@@ -997,7 +1148,7 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 	struct task_struct *head;
 	struct cpu_ctx *cctx;
 	bool prev_runs = prev && (prev->scx.flags & SCX_TASK_QUEUED);
-	u64 t0, cost;
+	u64 t0, cost, sl;
 	bool stolen;
 
 	cctx = this_cpu_ctx();
@@ -1069,7 +1220,10 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 		if (head)
 			stat_add(IDLESTEAL_STAT_KEPT, 1);
 		refresh_overloaded(cpu);
-		scx_bpf_task_set_slice(prev, slice());
+		sl = task_slice(cpu);
+		if (sl < slice())
+			stat_add(IDLESTEAL_STAT_SHORT, 1);
+		scx_bpf_task_set_slice(prev, sl);
 		return;
 	}
 
@@ -1150,6 +1304,7 @@ void BPF_STRUCT_OPS(idlesteal_update_idle, s32 cpu, bool idle)
 
 void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
 {
+	struct cpu_ctx *cctx = this_cpu_ctx();
 	struct task_ctx *tctx;
 
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -1165,6 +1320,24 @@ void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
 		vtime_now = p->scx.dsq_vtime;
 	if (tctx)
 		tctx->exec_at = p->se.sum_exec_runtime;
+	if (cctx) {
+		cctx->curr_vtime = p->scx.dsq_vtime;
+		cctx->curr_weight = p->scx.weight;
+		WRITE_ONCE(cctx->curr_at, bpf_ktime_get_ns());
+	}
+	/*
+	 * Its slice, by the tasks waiting for this CPU now (task_slice()):
+	 * only ever shortened (a task that resumes what was left of its slice
+	 * keeps no more than that).
+	 */
+	if (scale_slices) {
+		u64 sl = task_slice(scx_bpf_task_cpu(p));
+
+		if (sl < p->scx.slice) {
+			stat_add(IDLESTEAL_STAT_SHORT, 1);
+			scx_bpf_task_set_slice(p, sl);
+		}
+	}
 }
 
 /*
@@ -1200,6 +1373,10 @@ bool BPF_STRUCT_OPS(idlesteal_yield, struct task_struct *from, struct task_struc
 /* Charge what @p ran, weighted: its real runtime, not its slice. */
 void BPF_STRUCT_OPS(idlesteal_stopping, struct task_struct *p, bool runnable)
 {
+	struct cpu_ctx *cctx = this_cpu_ctx();
+
+	if (cctx)
+		WRITE_ONCE(cctx->curr_at, 0);
 	scx_bpf_task_set_dsq_vtime(p, charged_vtime(p));
 }
 
@@ -1396,8 +1573,11 @@ void BPF_STRUCT_OPS(idlesteal_dump, struct scx_dump_ctx *dctx)
 	scx_bpf_dump("idlesteal: yield_keep=%llu yield_give=%llu hotplug=%llu kept=%llu\n",
 		     stat_total(IDLESTEAL_STAT_YIELD_KEEP), stat_total(IDLESTEAL_STAT_YIELD_GIVE),
 		     stat_total(IDLESTEAL_STAT_HOTPLUG), stat_total(IDLESTEAL_STAT_KEPT));
-	scx_bpf_dump("idlesteal: pull_llc=%llu starved=%llu\n",
-		     stat_total(IDLESTEAL_STAT_PULL_LLC), stat_total(IDLESTEAL_STAT_STARVED));
+	scx_bpf_dump("idlesteal: pull_llc=%llu starved=%llu preempt=%llu short=%llu\n",
+		     stat_total(IDLESTEAL_STAT_PULL_LLC), stat_total(IDLESTEAL_STAT_STARVED),
+		     stat_total(IDLESTEAL_STAT_PREEMPT), stat_total(IDLESTEAL_STAT_SHORT));
+	scx_bpf_dump("idlesteal: slice_min_ns=%llu scale_slices=%d wake_preempt=%d\n",
+		     slice_min(), scale_slices, wake_preempt);
 
 	bpf_for(llc, 0, MAX_LLCS) {
 		if (llc >= nr_llcs)

@@ -43,6 +43,7 @@ enum stat_idx {
 	IDLESTEAL_STAT_PULL, IDLESTEAL_STAT_FALLBACK_RUN, IDLESTEAL_STAT_MIGDIS,
 	IDLESTEAL_STAT_REMOTE_IDLE, IDLESTEAL_STAT_YIELD_KEEP, IDLESTEAL_STAT_YIELD_GIVE,
 	IDLESTEAL_STAT_HOTPLUG, IDLESTEAL_STAT_KEPT, IDLESTEAL_STAT_PULL_LLC, IDLESTEAL_STAT_STARVED,
+	IDLESTEAL_STAT_PREEMPT, IDLESTEAL_STAT_SHORT,
 	IDLESTEAL_NR_STATS,
 };
 
@@ -50,7 +51,7 @@ static const char *const stat_names[IDLESTEAL_NR_STATS] = {
 	"steals", "failed", "search_ns", "gated", "kicks", "local", "queued",
 	"remote_llc", "fallback", "sync_queued", "recheck", "idle_kick",
 	"pulls", "fallback_run", "migdis", "remote_idle", "yield_keep", "yield_give",
-	"hotplug", "kept", "pull_llc", "starved",
+	"hotplug", "kept", "pull_llc", "starved", "preempt", "short",
 };
 
 static const char help_fmt[] =
@@ -58,9 +59,17 @@ static const char help_fmt[] =
 "of their LLC (SMT siblings first), gated by idle time against search cost;\n"
 "cgroups' cpu.weight applied (flat).\n"
 "\n"
-"Usage: %s [-s SLICE_US] [-t TIMEOUT_MS] [-n] [-o] [-k] [-m] [-v]\n"
+"Usage: %s [-s SLICE_US] [-l MIN_SLICE_US] [-f] [-p] [-t TIMEOUT_MS] [-n] [-o]\n"
+"       [-k] [-m] [-v]\n"
 "\n"
-"  -s SLICE_US    time slice (default: SCX_SLICE_DFL)\n"
+"  -s SLICE_US    time slice, 100 to 10000000 (default: SCX_SLICE_DFL, 20 ms)\n"
+"  -l MIN_SLICE_US  the shortest slice when tasks wait for a CPU (the slice\n"
+"                 is divided by 1 + the tasks waiting), and how far ahead in\n"
+"                 vtime a running task must be for a waking task to preempt\n"
+"                 it; 50 to 10000000, capped at SLICE_US (default 1000)\n"
+"  -f             fixed slices: never shortened for waiting tasks\n"
+"  -p             no wakeup preemption: a waking task with no idle CPU\n"
+"                 waits for a running task's slice to end\n"
 "  -t TIMEOUT_MS  sched_ext's watchdog ejects the scheduler when a runnable\n"
 "                 task waits this long (default 5000, at most 30000)\n"
 "  -n             also steal from the other LLCs of the node\n"
@@ -76,6 +85,20 @@ static const char help_fmt[] =
 "sched_ext ejects it, the reason and a debug dump follow \"EXIT:\".\n";
 
 static bool verbose;
+
+/* A whole number of microseconds in [@min, @max]: 0, else -1. */
+static int parse_us(const char *s, __u64 min, __u64 max, __u64 *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
 static volatile sig_atomic_t exit_req;
 static volatile sig_atomic_t steal_req = -1;
 
@@ -415,7 +438,8 @@ static void print_stats(const char *tag, struct scx_idlesteal *skel)
 int main(int argc, char **argv)
 {
 	bool start_off = false, nearest = false, enq_migdis = false, no_kick = false;
-	__u64 slice_us = 0;
+	bool fixed_slices = false, no_preempt = false;
+	__u64 slice_us = 0, slice_min_us = 1000;
 	long timeout_ms = 0;
 	unsigned int watchdog_ms;
 	static char online_last[4096];
@@ -432,10 +456,25 @@ int main(int argc, char **argv)
 	signal(SIGUSR1, on_steal_signal);
 	signal(SIGUSR2, on_steal_signal);
 
-	while ((opt = getopt(argc, argv, "s:t:nokmvh")) != -1) {
+	while ((opt = getopt(argc, argv, "s:l:fpt:nokmvh")) != -1) {
 		switch (opt) {
 		case 's':
-			slice_us = strtoull(optarg, NULL, 0);
+			if (parse_us(optarg, 100, 10000000, &slice_us)) {
+				fprintf(stderr, "scx_idlesteal: -s %s: 100 to 10000000 us\n", optarg);
+				return 1;
+			}
+			break;
+		case 'l':
+			if (parse_us(optarg, 50, 10000000, &slice_min_us)) {
+				fprintf(stderr, "scx_idlesteal: -l %s: 50 to 10000000 us\n", optarg);
+				return 1;
+			}
+			break;
+		case 'f':
+			fixed_slices = true;
+			break;
+		case 'p':
+			no_preempt = true;
 			break;
 		case 't':
 			timeout_ms = strtol(optarg, NULL, 0);
@@ -469,6 +508,9 @@ restart:
 	skel = SCX_OPS_OPEN(idlesteal_ops, scx_idlesteal);
 	if (slice_us)
 		skel->rodata->slice_ns = slice_us * 1000;
+	skel->rodata->slice_min_ns = slice_min_us * 1000;
+	skel->rodata->scale_slices = !fixed_slices;
+	skel->rodata->wake_preempt = !no_preempt;
 	if (timeout_ms)
 		skel->struct_ops.idlesteal_ops->timeout_ms = timeout_ms;
 	/* The LLC tables change at run time (CPU hotplug): not rodata. */
@@ -502,10 +544,12 @@ restart:
 
 	SCX_OPS_LOAD(skel, idlesteal_ops, scx_idlesteal, uei);
 	link = SCX_OPS_ATTACH(skel, idlesteal_ops, scx_idlesteal);
-	printf("scx_idlesteal: loaded, stealing %s%s%s%s, watchdog %u ms\n",
+	printf("scx_idlesteal: loaded, stealing %s%s%s%s, watchdog %u ms, "
+	       "slices %s, wakeup preemption %s\n",
 	       start_off ? "off" : "on", nearest ? ", nearest LLC of the node too" : "",
 	       no_kick ? ", no arrival kick" : "",
-	       enq_migdis ? ", enqueues migration-disabled tasks" : "", watchdog_ms);
+	       enq_migdis ? ", enqueues migration-disabled tasks" : "", watchdog_ms,
+	       fixed_slices ? "fixed" : "scaled", no_preempt ? "off" : "on");
 	fflush(stdout);
 
 	/*
