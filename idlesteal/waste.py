@@ -59,7 +59,11 @@ by name (ksoftirqd/N, migration/N, cpuhp/N, kworker/N:..., idle_inject/N,
 rcuc/N); every other task is taken as allowed on every online CPU.
 That is the approximation: a task that changed its own mask (taskset,
 sched_setaffinity, cpusets) and is not in the map is treated as
-movable anywhere; a mask is taken as constant over the trace.
+movable anywhere; a mask is taken as constant over the trace, except
+where a trace_marker line ``idlesteal affinity TID CPULIST`` (AFFINITY_MARK,
+written by whoever changed the mask, just after the change) gives a
+thread its new set from that instant on (workloads/restack.c writes one
+per change).  Between the change and its line the old set is used.
 
 What is assumed before the state is known:
 
@@ -247,6 +251,25 @@ def parse_affinity(text: str) -> Affinity:
         else:
             raise ParseError(f"affinity line {n}: want a thread id or '*', got {words[0]!r}")
     return aff
+
+
+# A trace_marker line giving a thread a new allowed set mid-trace:
+# "idlesteal affinity TID CPULIST".
+AFFINITY_MARK = "idlesteal affinity "
+
+
+def parse_affinity_mark(text: str) -> tuple[int, frozenset[int]]:
+    """(tid, cpus) of an AFFINITY_MARK line's text; ParseError if malformed."""
+    words = text.split()[2:]
+    if len(words) != 2 or not words[0].isdigit():
+        raise ParseError(f"affinity marker: want '{AFFINITY_MARK}TID CPULIST', got {text!r}")
+    try:
+        cpus = frozenset(parse_cpulist(words[1]))
+    except ValueError:
+        raise ParseError(f"affinity marker: bad CPU list in {text!r}") from None
+    if not cpus:
+        raise ParseError(f"affinity marker: empty CPU list in {text!r}")
+    return int(words[0]), cpus
 
 
 # ---------------------------------------------------------------- parsing
@@ -568,7 +591,9 @@ class Analyser:
         if missing or not self.cpus:
             raise WasteError(f"online CPUs {missing or '(none)'} not in the topology")
         self.topo = topo
-        self.affinity = affinity or Affinity()
+        # a copy: affinity markers change it for this trace only
+        self.affinity = Affinity(dict(affinity.by_pid), dict(affinity.by_comm)) \
+            if affinity else Affinity()
         self.literal = waiters_on_idle_cpus
         self.keep_timeline = keep_timeline
         self.lookahead = lookahead
@@ -740,10 +765,25 @@ class Analyser:
         self._flush(t)
 
     def _on_marker(self, ev: Event) -> None:
-        if ev.state == self._start_mark and self._start_ns is None:
+        if ev.state.split()[:2] == AFFINITY_MARK.split():
+            self._on_affinity(*parse_affinity_mark(ev.state))
+        elif ev.state == self._start_mark and self._start_ns is None:
             self._start_ns = self._from = ev.ts
         elif ev.state == self._end_mark and self._start_ns is not None:
             self._close(ev.ts)
+
+    def _on_affinity(self, pid: int, cpus: frozenset[int]) -> None:
+        """A thread's allowed set changed (an AFFINITY_MARK line)."""
+        self.affinity.by_pid[pid] = cpus
+        task = self._tasks.get(pid)
+        if task is None:
+            return
+        mask = self._mask(pid, task.comm)
+        if mask != task.mask:
+            if task.eff:
+                self._count(task, -1)
+            task.mask = mask
+            self._refresh(task)
 
     def _clip(self, a: int, b: int) -> int:
         """Length of [a, b] inside the window (b never past its end)."""

@@ -166,6 +166,39 @@ def test_a_waiter_allowed_on_some_cpus_wastes_only_those():
     assert w.wasted_cpu[1] == us(300) and w.wasted_cpu[2] == us(0)
 
 
+def test_affinity_markers_change_a_mask_mid_trace():
+    # B pinned to CPU 0 (map) waits on busy CPU 0 from 100 to 900.  At 300
+    # a marker widens it to 0-1 (CPU 1 wasted 300..600), at 600 one narrows
+    # it back to 0 (nothing wasted), at 700 one gives it every CPU (1-3
+    # wasted 700..900: 3 x 200).  LLC: 300 + 600 = 900.
+    t = (Trace({0: A}).wakeup(100, 0, B, 0)
+         .mark(300, 5, f"idlesteal affinity {B} 0,1")
+         .mark(600, 5, f"idlesteal affinity {B} 0")
+         .mark(700, 5, f"idlesteal affinity {B} 0-7")
+         .switch(900, 0, "S", B).switch(1000, 0, "S", 0))
+    aff = waste.parse_affinity(f"{B} hack-bench two 0\n")
+    w = t.analyse(affinity=aff)
+    assert w.wasted["llc"] == us(900)
+    assert w.wasted_cpu[1] == us(300 + 200) and w.wasted_cpu[2] == us(200)
+    assert w.run_delay == us(800)
+    # the caller's map is not changed by the markers
+    assert aff.by_pid == {B: frozenset({0})}
+    # a marker before the task's first event sets its mask when it appears:
+    # B allowed on 0-1 from 50, waits 100..900: CPU 1 wasted 800
+    t2 = (Trace({0: A}).mark(50, 5, f"idlesteal affinity {B} 0-1").wakeup(100, 0, B, 0)
+          .switch(900, 0, "S", B).switch(1000, 0, "S", 0))
+    assert t2.analyse(affinity=aff).wasted["llc"] == us(800)
+
+
+@pytest.mark.parametrize("text", ["idlesteal affinity", "idlesteal affinity 12",
+                                  "idlesteal affinity x 0-1", "idlesteal affinity 12 0-z",
+                                  "idlesteal affinity 12 0-1 extra"])
+def test_a_malformed_affinity_marker_is_an_error(text):
+    t = Trace({0: A}).wakeup(100, 0, B, 0).mark(200, 5, text).switch(900, 0, "S", B)
+    with pytest.raises(waste.ParseError, match="affinity marker"):
+        t.analyse()
+
+
 def test_a_task_that_migrates_while_waiting_takes_its_waiting_along():
     # A runs on CPU 0, D on CPU 4, all along.  B is woken onto CPU 0 at 100,
     # moved to CPU 4 at 300 (still waiting), runs there at 500.
