@@ -71,8 +71,9 @@ unit: deps
 
 # Everything: mypy, unit tests and the guest tests (builds the kernels).
 # With BASE= another base: mypy, the unit tests and that base's own guest
-# tests (marker `ports`: tests/guest/test_scx_ports.py), which the default
-# `make test` leaves out.
+# tests (marker `ports`: tests/guest/test_scx_ports.py, and where the base
+# has a series of its own, tests/guest/test_steal_ports.py), which the
+# default `make test` leaves out.
 test: deps
 	$(PYTHON) -m mypy idlesteal
 ifeq ($(BASE),$(DEFAULT_BASE))

@@ -11,9 +11,12 @@ itself (nothing that existed before bases moves), any other base lives in
 `build/ports/<name>/` with the same layout inside.  The user cache (the
 .debs, ccache) is shared: it is keyed by content.
 
-`series`: whether patches/ applies to the base.  Only the default base has
-the series today; the others build without it (their `variants.<name>`
-file lists what can be built there), until their port exists (issue 22).
+`patches`: the base's own series, a directory of the repository holding
+`git format-patch` output, its `series` file and cover letter, exported from
+that base's tree (`idlesteal --base B export`): `patches/` for the default
+base, `patches/ports/<name>/` for a port (7.3: the rebase, issue 22).  None
+for a base the series does not apply to yet (6.12): it builds without it
+(its `variants.<name>` file lists what can be built there).
 """
 from __future__ import annotations
 
@@ -33,8 +36,13 @@ class Base:
     version: str
     sha256: str
     suite: str           # the Debian suite that serves `version`
-    series: bool         # patches/ applies on this base
+    patches: str | None  # the base's series: a directory of the repository, or None
     variants: str        # configs/<variants>: the kernel variants of this base
+
+    @property
+    def series(self) -> bool:
+        """Does the base have a series of its own (`patches`)?"""
+        return self.patches is not None
 
     def describe(self) -> str:
         return f"{self.name} ({self.package} {self.version}, Debian {self.suite})"
@@ -49,13 +57,13 @@ class Base:
 BASES: dict[str, Base] = {b.name: b for b in (
     Base("7.3", "linux-source-7.3", "7.3.4-1~bpo13+1",
          "703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3",
-         "trixie-backports", False, "variants.7.3"),
+         "trixie-backports", "patches/ports/7.3", "variants.7.3"),
     Base("7.2", "linux-source-7.2", "7.2.13-1",
          "30a8c5fc63f9028a62e6d7b3f7f43bee67425dbce2a05fceba83f9b87c92083d",
-         "sid", True, "variants"),
+         "sid", "patches", "variants"),
     Base("6.12", "linux-source-6.12", "6.12.117-1",
          "9141325315c7f1eca682113d185a8c77c82814aa6e32f7e127e61d6106403835",
-         "trixie", False, "variants.6.12"),
+         "trixie", None, "variants.6.12"),
 )}
 # The series' own base; `build/` is its build directory.
 DEFAULT = "7.2"

@@ -785,7 +785,8 @@ def parser() -> Parser:
 
     sp = command("fetch", "download + verify + extract the Debian kernel source", cmd_fetch)
 
-    sp = command("prepare", "work tree at base + patches/series", cmd_prepare)
+    sp = command("prepare", "work tree at base + the base's series (patches/series; "
+                 "a port's: patches/ports/BASE/series)", cmd_prepare)
     sp.add_argument("--force", action="store_true",
                     help="reset the tree to base + series even if that discards commits")
 
@@ -986,7 +987,8 @@ def parser() -> Parser:
     sp.add_argument("--out", default=None, type=args.out_file,
                     help="also write the table to this file")
 
-    sp = command("export", "write the tree's commits to patches/", cmd_export)
+    sp = command("export", "write the tree's commits to the base's series directory "
+                 "(patches/, a port's patches/ports/BASE/)", cmd_export)
     return p
 
 

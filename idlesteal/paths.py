@@ -41,7 +41,10 @@ def configs_dir() -> Path:
 
 
 def patches_dir() -> Path:
-    return REPO / "patches"
+    """The selected base's series (bases.Base.patches): patches/ for the
+    default base, patches/ports/<base>/ for a port; patches/ for a base
+    without a series of its own (tree.read_series() reads none there)."""
+    return REPO / (bases.current().patches or "patches")
 
 
 def workloads_dir() -> Path:

@@ -1,6 +1,10 @@
 """The kernel git work tree: pristine source as commit tagged `base`, the
 series from patches/ applied on top with `git am`, and `export` back.
 
+Each base with a series has its own patches directory (bases.Base.patches,
+paths.patches_dir()): patches/ for the default base, patches/ports/<base>/
+for a port; everything here reads and writes the selected base's.
+
 The tree is never reset silently: if HEAD is not base + a prefix of the
 series (e.g. someone has commits that were not exported yet), `prepare`
 refuses unless forced.
@@ -149,8 +153,17 @@ def series_path() -> Path:
     return paths.patches_dir() / "series"
 
 
+def _rel(p: Path) -> str:
+    """p relative to the repository (as the messages name it), else as is."""
+    try:
+        return str(p.relative_to(paths.REPO))
+    except ValueError:
+        return str(p)
+
+
 def read_series(pdir: Path | None = None) -> list[Path]:
-    """Patch files named in patches/series, in order ('#' comments allowed);
+    """Patch files named in the base's series file (patches/series for the
+    default base, paths.patches_dir()), in order ('#' comments allowed);
     none on a base the series does not apply to (bases.Base.series)."""
     if pdir is None and not bases.current().series:
         return []
@@ -274,7 +287,7 @@ def apply_series(force: bool = False, tree: Path | None = None,
         git_am(tree, patches[len(have):])
         return len(patches) - len(have)
     if not force:
-        lines = [f"{tree}: HEAD is not `{BASE_TAG}` + patches/series.",
+        lines = [f"{tree}: HEAD is not `{BASE_TAG}` + {_rel(series_path())}.",
                  f"  commits on the tree ({len(have)}):"]
         lines += [f"    {c.subject}" for c in have] or ["    (none)"]
         lines += [f"  patches in series ({len(want)}):"]
@@ -284,8 +297,10 @@ def apply_series(force: bool = False, tree: Path | None = None,
         lines += [f"  first difference at position {first + 1}."
                   + (" (same subject, different diff)" if first < min(len(have), len(want))
                      and have[first].subject == want[first].subject else ""),
-                  "If the tree is newer: `idlesteal export` saves its commits to patches/.",
-                  "If patches/ is newer: `idlesteal prepare --force` resets the tree to "
+                  f"If the tree is newer: `idlesteal export` saves its commits to "
+                  f"{_rel(paths.patches_dir())}/.",
+                  f"If {_rel(paths.patches_dir())}/ is newer: `idlesteal prepare --force` "
+                  "resets the tree to "
                   "base + series (this DISCARDS the tree's commits)."]
         raise HarnessError("\n".join(lines))
     log(f"resetting {tree} to {BASE_TAG} (--force)")
@@ -296,7 +311,8 @@ def apply_series(force: bool = False, tree: Path | None = None,
 
 def prepare(force: bool = False) -> dict:
     """Fetch the source, create build/linux if needed and make its HEAD
-    base + patches/series; returns describe() of the tree."""
+    base + the base's series (patches/series for the default base);
+    returns describe() of the tree."""
     info = source.fetch()
     create_tree(info)
     n = apply_series(force=force)

@@ -35,24 +35,52 @@ def test_every_base_is_pinned():
 def test_default_base_is_the_series_base():
     d = bases.BASES[bases.DEFAULT]
     assert d.name == "7.2" and d.series and d.variants == "variants"
+    assert d.patches == "patches"                    # patches/ as before bases
     assert (d.package, d.version, d.sha256, d.suite) == (
         source.PACKAGE, source.PINNED_VERSION, source.PINNED_SHA256, source.SUITE)
-    assert [b.name for b in bases.BASES.values() if b.series] == [bases.DEFAULT]
+    # 7.3 has the rebase (issue 22); 6.12 no series yet.
+    assert {b.name: b.patches for b in bases.BASES.values()} == {
+        "7.3": "patches/ports/7.3", "7.2": "patches", "6.12": None}
+    assert [b.name for b in bases.BASES.values() if b.series] == ["7.3", bases.DEFAULT]
 
 
-def test_ports_have_the_scx_variant_without_the_series():
+def variant_words(name: str) -> dict[str, list[str]]:
+    words = {}
+    for line in (paths.configs_dir() / bases.get(name).variants).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            k, _, v = line.partition(":")
+            words[k.strip()] = v.split()
+    return words
+
+
+def test_ports_have_the_scx_variant():
     for name in ("6.12", "7.3"):
-        words = {}
-        for line in (paths.configs_dir() / bases.get(name).variants).read_text().splitlines():
-            line = line.split("#", 1)[0].strip()
-            if line:
-                k, _, v = line.partition(":")
-                words[k.strip()] = v.split()
+        words = variant_words(name)
         extra = ["sysctl-7.3.config"] if name == "7.3" else []   # PROC_SYSCTL is SYSCTL there
         assert words["scx"] == ["guest.config", *extra, "scx.config"]
-        assert not any("steal.config" in w or w.startswith("%") for v in words.values() for w in v)
         for v in words.values():
-            assert all((paths.configs_dir() / w).is_file() for w in v)
+            assert all((paths.configs_dir() / w).is_file() for w in v if w[0] not in "%@")
+
+
+def test_a_port_without_a_series_has_no_series_variant():
+    words = variant_words("6.12")
+    assert not any("steal.config" in w or w.startswith("%") for v in words.values() for w in v)
+
+
+def test_a_port_with_a_series_has_the_series_variants():
+    """7.3 (the rebase): steal (KUnit), debug (the stress suite's kernel) and
+    the %base variants without the series, with the default base's
+    fragments and sysctl-7.3.config right after guest.config."""
+    words = variant_words("7.3")
+    g = ["guest.config", "sysctl-7.3.config"]
+    assert words["steal"] == [*g, "steal.config", "trace.config"]
+    assert words["debug"] == [*g, "steal.config", "debug.config"]
+    assert words["base"] == [*g, "trace.config"]
+    assert words["mainline"] == ["%base", *g, "trace.config"]
+    assert words["mainline-debug"] == ["%base", *g, "debug.config"]
+    for name in ("steal", "debug", "mainline", "mainline-debug"):
+        assert set(words[name]) - set(g) <= set(variant_words(bases.DEFAULT)[name]), name
 
 
 def test_current_and_select(monkeypatch):
@@ -153,6 +181,32 @@ def test_no_series_on_a_port(monkeypatch, tmp_path):
     assert tree.read_series() == []
     with pytest.raises(HarnessError, match="no series of its own"):
         tree.export(tree=tmp_path, pdir=None)
+
+
+def test_each_series_has_its_own_directory(monkeypatch):
+    for name, rel in (("7.2", "patches"), ("7.3", "patches/ports/7.3"), ("6.12", "patches")):
+        monkeypatch.setenv(bases.ENV, name)
+        assert paths.patches_dir() == paths.REPO / rel
+        assert tree.series_path() == paths.REPO / rel / "series"
+
+
+def test_the_7_3_series_is_the_default_bases_rebased(monkeypatch):
+    """patches/ports/7.3/: the same changes in the same order (numbered
+    series, then the separate patches), its own cover letter."""
+    subjects = {}
+    for name in ("7.2", "7.3"):
+        monkeypatch.setenv(bases.ENV, name)
+        subjects[name] = [tree.patch_subject(p) for p in tree.read_series()]
+        assert all(p.is_relative_to(paths.patches_dir()) for p in tree.read_series())
+        assert (paths.patches_dir() / tree.COVER_LETTER).is_file()
+    assert subjects["7.3"] == subjects["7.2"] and len(subjects["7.3"]) >= 9
+
+
+def test_stress_knows_7_3_has_the_series(monkeypatch):
+    from idlesteal import stress
+    monkeypatch.setenv(bases.ENV, "7.3")
+    assert stress.series_kernel("steal") and stress.series_kernel("debug")
+    assert not stress.series_kernel("mainline-debug")
 
 
 def test_base_in_every_results_provenance(monkeypatch):

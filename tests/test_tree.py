@@ -144,3 +144,41 @@ def test_patch_subject(tmp_path: Path):
     p = tmp_path / "x.patch"
     p.write_text("From 0 Mon\nSubject: [PATCH 3/9] sched/fair: a long\n subject line\n\nbody\n")
     assert tree.patch_subject(p) == "sched/fair: a long subject line"
+
+
+def test_a_port_exports_to_its_own_directory(repo: Path, tmp_path: Path, monkeypatch):
+    """`--base 7.3 export` writes patches/ports/7.3/ (series, cover letter),
+    prepare reads it back; the default base's export leaves ports/ alone and
+    the port's leaves the default base's files alone."""
+    from idlesteal import bases, paths
+    root = tmp_path / "repo"
+    monkeypatch.setattr(paths, "REPO", root)
+    monkeypatch.setenv(bases.ENV, bases.DEFAULT)
+    default = root / "patches"
+    default.mkdir(parents=True)
+    (default / "cover-letter.txt").write_text("sched: steal idle\n\nThe blurb.\n")
+    assert tree.export(repo) == ["0001-sched-add-sparsemask.patch",
+                                 "0002-sched-fair-steal-tasks.patch"]
+    before = {p.relative_to(root): p.read_text() for p in default.rglob("*") if p.is_file()}
+
+    monkeypatch.setenv(bases.ENV, "7.3")
+    port = root / "patches" / "ports" / "7.3"
+    port.mkdir(parents=True)
+    (port / "cover-letter.txt").write_text("sched: steal idle (7.3)\n\nRebased.\n")
+    assert tree.read_series() == []                    # nothing exported yet
+    series = tree.export(repo)
+    assert tree.read_series() == [port / s for s in series]
+    assert "sched: steal idle (7.3)" in (port / tree.COVER_LETTER).read_text()
+    assert tree.apply_series(tree=repo) == 0           # the tree is base + that series
+    assert {p.relative_to(root): p.read_text() for p in default.rglob("*")
+            if p.is_file() and "ports" not in p.parts} == before
+
+    monkeypatch.setenv(bases.ENV, bases.DEFAULT)
+    tree.export(repo)
+    assert sorted(p.name for p in port.iterdir()) == sorted(
+        [*series, "series", tree.COVER_LETTER, "cover-letter.txt"])
+    # The refusal names the base's own series file.
+    sh(repo, "git", "commit", "-q", "--allow-empty", "-m", "wip")
+    monkeypatch.setenv(bases.ENV, "7.3")
+    with pytest.raises(HarnessError, match=r"base` \+ patches/ports/7.3/series"):
+        tree.apply_series(tree=repo)

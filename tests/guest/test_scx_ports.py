@@ -1,6 +1,7 @@
 """scx_idlesteal on the other kernel bases (issue 22): the `scx` variant of
-a base without the series (configs/variants.<base>: guest.config +
-scx.config on Debian's source as fetched), scx_simple and scx_idlesteal
+a port (configs/variants.<base>: guest.config + scx.config, no
+steal.config; on Debian's source as fetched, or on 7.3 the series' tree
+with STEAL off at boot), scx_simple and scx_idlesteal
 built from that base's own tools/sched_ext (its headers, libbpf and
 bpftool; scx_idlesteal.bpf.c maps the kfunc names of 6.12's headers itself),
 and the guest part of tests/guest/test_scx.py run there, in one 2x2x2 boot:

@@ -1,0 +1,79 @@
+"""The series proven on another kernel base that has a series of its own
+(issue 22: 7.3's rebase, patches/ports/7.3/): tests/guest/test_steal.py's
+boots and checks, run against that base's `steal` kernel
+(configs/variants.<base>: the series with its KUnit suites) -- KUnit at
+boot, steals with STEAL and none with NO_STEAL, the steal statistics and
+the why counters, affinity_check while stealing, every overload mask
+empty after the load, the node limit, the memory-only node, the relaxed
+LLC and the hot SMT siblings.
+
+Marker `ports`: `make test BASE=7.3` (`make test-ports`), not the default
+`make test`, which runs test_steal.py on the default base.  The bases run
+are IDLESTEAL_BASE's when it names one other than the default (skipped
+where that base has no series), else every port of PORT_BASES with one.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from idlesteal import bases, image
+
+from .conftest import Guest, kernel_for
+# test_steal.py's checks, run against this module's `guest` (pytest collects
+# what a module imports under a test_ name; steal_run boots this guest).
+from .test_steal import (steal_run, test_affinity_respected_while_stealing,  # noqa: F401
+                         test_kunit_suites_pass, test_memory_only_node_does_not_count,
+                         test_no_mask_is_kept_while_stealing_is_off, test_no_steal_stops_stealing,
+                         test_node_limit, test_overload_masks_empty_after_load,
+                         test_relaxed_llc_newidle_means_no_stealing,
+                         test_schedstat_stays_at_17_steal_fields_in_debugfs,
+                         test_smt_siblings_steal_when_every_task_is_hot,
+                         test_steal_is_off_by_default_and_steals_when_on,
+                         test_steal_stats_consistent, test_toggle_back_on_at_run_time,
+                         test_why_counters_partition_newidle_balancing)
+from .test_scx_ports import PORT_BASES
+
+pytestmark = [pytest.mark.guest, pytest.mark.ports]
+
+VARIANT = "steal"
+
+
+def bases_under_test() -> list[str]:
+    env = os.environ.get(bases.ENV)
+    names = [env] if env and env != bases.DEFAULT else list(PORT_BASES)
+    return [n for n in names if bases.get(n).series]
+
+
+@pytest.fixture(scope="module", params=bases_under_test() or
+                [pytest.param(None, marks=pytest.mark.skip(reason="no port base has a series"))])
+def port_base(request) -> Iterator[bases.Base]:
+    """The base, selected for as long as this module's tests run (the
+    guest's runs go to its build directory)."""
+    old = os.environ.get(bases.ENV)
+    base = bases.select(request.param)
+    try:
+        yield base
+    finally:
+        if old is None:
+            os.environ.pop(bases.ENV, None)
+        else:
+            os.environ[bases.ENV] = old
+
+
+@pytest.fixture(scope="module")
+def guest(port_base: bases.Base) -> Guest:
+    """The base's steal kernel (built unless IDLESTEAL_TEST_NO_BUILD) and
+    its initramfs, in place of conftest's default-base guest."""
+    return Guest(kernel_for(VARIANT), image.build_base(), VARIANT)
+
+
+def test_the_kernel_is_the_bases(steal_run, port_base):
+    """The guest ran the base's own kernel (7.3.4 for linux-source-7.3
+    7.3.4-1~bpo13+1), not the default base's."""
+    upstream = port_base.version.rsplit("-", 1)[0]
+    console = steal_run.console.read_text(errors="replace")
+    assert re.search(rf"Linux version {re.escape(upstream)}(?![0-9.])", console), console[:2000]
