@@ -24,7 +24,9 @@ of the `scx` kernel (docs/scx.md, "Correctness tests"):
 * an affinity change on a queued task (workloads/affmove.c, 200 ms slices):
   the idle CPU of its new mask takes it at once in most rounds.  Before, the
   fallback claimed that CPU's idle bit without kicking it, so it stayed
-  halted and hidden while the task waited for the busy CPU's slice;
+  halted and hidden while the task waited for the busy CPU's slice.  Run
+  with -p (no wakeup preemption): the case needs the woken task to wait
+  behind the spinner, which the wakeup preemption would have it preempt;
 * -m (SCX_OPS_ENQ_MIGRATION_DISABLED, what 6.12 does): loads and runs;
 * cgroup weights: two cgroups of cpu.weight 100 and 400, each with as many
   spinners as CPUs (8 + 8 on 2x2x2), by the CPU time each cgroup used
@@ -75,7 +77,7 @@ HOGS_SECONDS = 6
 HOGS_MIN_OVER_FAIR = 0.5
 HOGS_LOW2_OVER_FAIR = 0.7
 AFFMOVE = "affmove -s 1 -y 3 -b 2 -p 5 -r 20"   # CPUs 1-3 share an LLC, 5 does not
-AFFMOVE_SLICE_US = 200000
+AFFMOVE_SLICE_US = 200000   # with -p: the task must wait behind SRC's spinner
 HOTPLUG_CPUS = (3, 6, 1, 7, 3, 5)
 MARK = "idlesteal-test: deliberate stall from here"
 VERISTAT_OBJ = "/usr/share/scx_idlesteal.bpf.o"
@@ -148,7 +150,7 @@ section hogs_eevdf
 cat /tmp/hogs_eevdf.out
 
 section affmove
-scx_start /tmp/affmove.log scx_idlesteal -s {AFFMOVE_SLICE_US}
+scx_start /tmp/affmove.log scx_idlesteal -s {AFFMOVE_SLICE_US} -p
 {AFFMOVE} > /tmp/affmove.out 2>&1 || echo "affmove rc $?"
 after
 scx_end
