@@ -311,6 +311,7 @@ struct task_ctx {
 	bool in_cgroup;		/* a cgroup below the root */
 	bool yielded;		/* sched_yield() to a waiting task: not kept running */
 	bool starved;		/* run out of vtime order (run_starved()) */
+	bool sync_wakeup;	/* woken with SCX_WAKE_SYNC (ops.select_cpu()) */
 };
 
 struct {
@@ -479,6 +480,14 @@ s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 	bool is_idle = false;
 	s32 cpu;
 
+	/* For the wakeup preemption (idlesteal_enqueue(), sync_woken()). */
+	if (wake_preempt) {
+		struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+
+		if (tctx)
+			tctx->sync_wakeup = wake_flags & SCX_WAKE_SYNC;
+	}
+
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
 	if (!is_idle)
 		return cpu;
@@ -560,6 +569,25 @@ static s32 claim_idle_stealer(struct task_struct *p, s32 cpu)
 			return c;
 	}
 	return -1;
+}
+
+/*
+ * Was @p woken with SCX_WAKE_SYNC (the waker says it is about to sleep:
+ * pipes, sockets)?  Clears the mark.  Such a wakeup does not preempt: in
+ * message passing the woken task is within reach of the running one
+ * anyway, and preempting the waker (or a sender with messages left)
+ * turned a batch of messages into a switch each (hackbench 4 groups
+ * 1.36x EEVDF's time with it, where fixed slices gave 0.97x).  Without
+ * ops.select_cpu() (a task allowed on one CPU) nobody set the mark.
+ */
+static bool sync_woken(struct task_struct *p)
+{
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+
+	if (!tctx || !tctx->sync_wakeup)
+		return false;
+	tctx->sync_wakeup = false;
+	return true;
 }
 
 /* The vtime of the task of ours running on @cctx's CPU, estimated at @now. */
@@ -722,7 +750,7 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 	 * queued through ops.enqueue(), charged what it ran).  Its vtime goes
 	 * with it: the local DSQ does not carry one.
 	 */
-	if (wake_preempt && stealer < 0 && (enq_flags & SCX_ENQ_WAKEUP)) {
+	if (wake_preempt && stealer < 0 && (enq_flags & SCX_ENQ_WAKEUP) && !sync_woken(p)) {
 		s32 victim = preempt_victim(p, cpu, vtime);
 
 		if (victim >= 0) {
