@@ -310,7 +310,7 @@ struct task_ctx {
 	u32 cg_added;		/* weight added there, 0: none */
 	bool in_cgroup;		/* a cgroup below the root */
 	bool yielded;		/* sched_yield() to a waiting task: not kept running */
-	bool starved;		/* run out of vtime order (run_starved()) */
+	bool out_of_order;	/* run out of vtime order: starved, or stolen past the head */
 	bool sync_wakeup;	/* woken with SCX_WAKE_SYNC (ops.select_cpu()) */
 };
 
@@ -657,19 +657,69 @@ static s32 preempt_victim(struct task_struct *p, s32 cpu, u64 vtime)
 	return best;
 }
 
+/*
+ * The clock a task waking on @cpu keeps its credit against: vtime_now, or,
+ * where @cpu runs behind it, the earliest of the task of ours that @cpu
+ * runs and the head of its queue: what the waking task waits behind there,
+ * a per-CPU clock as CFS places a waking entity by its own runqueue's.
+ * vtime_now alone is the furthest any CPU has got, and a CPU can be far
+ * behind it: at cpu.weight 1:10,000 the heavy tasks advance 0.01% as fast
+ * as a task of the root, and a task of the light cgroup pulled across LLCs
+ * moves the clock by all it was charged.  A waking task placed a slice
+ * behind vtime_now then waited for the starvation limit (1 s) at every
+ * wakeup (a sleeper of the root, 100 ms period: 1.0 s median), and
+ * sched_ext's own watchdog work, a kworker of the root, with it: the
+ * scheduler was ejected once ("watchdog failed to check in").
+ */
+static u64 vtime_charge(struct task_struct *p, u64 ran);
+
+static u64 wake_clock(s32 cpu)
+{
+	struct task_struct *head;
+	struct cpu_ctx *cctx;
+	u64 clock = vtime_now, at, v;
+	u32 zero = 0;
+
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		return clock;
+	head = __COMPAT_scx_bpf_dsq_peek(cpu);
+	if (head && time_before(head->scx.dsq_vtime, clock))
+		clock = head->scx.dsq_vtime;
+	cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+	if (cctx) {
+		at = READ_ONCE(cctx->curr_at);
+		if (at) {
+			v = curr_vtime_now(cctx, at, bpf_ktime_get_ns());
+			if (time_before(v, clock))
+				clock = v;
+		}
+	}
+	return clock;
+}
+
 void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p), idle, stealer;
-	u64 vtime = p->scx.dsq_vtime;
+	u64 vtime = p->scx.dsq_vtime, clock, debt;
 
 	/*
-	 * A task that slept accumulates at most one slice of credit.  Only
-	 * at a wakeup: a runnable task's vtime behind the clock is not credit
-	 * from sleeping but what its LLC's load left it, which the pulls
-	 * across LLCs at a slice end go by.
+	 * A task that slept keeps at most one slice of credit and two slices
+	 * of debt (charged at its weight), against the clock of the CPU it
+	 * queues on (wake_clock()); EEVDF bounds a sleeper's lag both ways
+	 * too (update_entity_lag()).  The debt bound lets a task placed by a
+	 * clock far ahead (a CPU that ran only tasks of a cgroup of weight 1)
+	 * come back at its next wakeup.  Only at a wakeup: a runnable task's
+	 * vtime behind the clock is not credit from sleeping but what its
+	 * LLC's load left it, which the pulls across LLCs at a slice end go by.
 	 */
-	if ((enq_flags & SCX_ENQ_WAKEUP) && time_before(vtime, vtime_now - slice()))
-		vtime = vtime_now - slice();
+	if (enq_flags & SCX_ENQ_WAKEUP) {
+		clock = wake_clock(cpu);
+		debt = vtime_charge(p, 2 * slice());
+		if (time_before(vtime, clock - slice()))
+			vtime = clock - slice();
+		else if (time_before(clock + debt, vtime))
+			vtime = clock + debt;
+	}
 
 	/*
 	 * A migration-disabled task must run where it is (moving it is a
@@ -803,8 +853,9 @@ static bool wanted(s32 cpu, struct task_struct *p, const struct want *w)
 static bool steal_from(s32 cpu, s32 victim, const struct want *w)
 {
 	struct task_struct *p;
+	struct task_ctx *tctx;
 	unsigned long oldest = 0;
-	s32 pid = -1;
+	s32 pid = -1, first = -1;
 	u32 walked = walk_zero;
 	bool moved = false;
 
@@ -813,6 +864,8 @@ static bool steal_from(s32 cpu, s32 victim, const struct want *w)
 			break;
 		if (!wanted(cpu, p, w))
 			continue;
+		if (first < 0)
+			first = p->pid;
 		if (pid < 0 || time_before(p->scx.runnable_at, oldest)) {
 			oldest = p->scx.runnable_at;
 			pid = p->pid;
@@ -824,8 +877,15 @@ static bool steal_from(s32 cpu, s32 victim, const struct want *w)
 	bpf_for_each(scx_dsq, p, victim, 0) {
 		if (p->pid != pid)
 			continue;
-		if (wanted(cpu, p, w))
-			moved = scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0);
+		if (!wanted(cpu, p, w))
+			break;
+		/* Not the earliest in vtime: it must not move the clock. */
+		tctx = pid != first ? bpf_task_storage_get(&task_ctxs, p, 0, 0) : NULL;
+		if (tctx)
+			tctx->out_of_order = true;
+		moved = scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0);
+		if (!moved && tctx)
+			tctx->out_of_order = false;
 		break;
 	}
 	if (moved)
@@ -1160,7 +1220,7 @@ static bool run_starved(s32 cpu, struct cpu_ctx *cctx, u64 now)
 		/* Its vtime is no measure of the clock (ops.running()). */
 		tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 		if (tctx)
-			tctx->starved = true;
+			tctx->out_of_order = true;
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
 			stat_add(IDLESTEAL_STAT_STARVED, 1);
 			refresh_overloaded(cpu);
@@ -1338,12 +1398,13 @@ void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	/*
 	 * The clock follows the vtime of the tasks that start running, which
-	 * run in vtime order; not one run because it starved, which may be
-	 * far ahead (a task of a cgroup of weight 1): every waking task would
-	 * be placed behind everything that waits.
+	 * run in vtime order; not one run out of that order (it starved, or a
+	 * steal took it past the head of its queue for its long wait), which
+	 * may be far ahead (a task of a cgroup of weight 1): tasks placed by
+	 * the clock (wake_clock()) would wait behind everything queued.
 	 */
-	if (tctx && tctx->starved)
-		tctx->starved = false;
+	if (tctx && tctx->out_of_order)
+		tctx->out_of_order = false;
 	else if (time_before(vtime_now, p->scx.dsq_vtime))
 		vtime_now = p->scx.dsq_vtime;
 	if (tctx)
@@ -1408,9 +1469,10 @@ void BPF_STRUCT_OPS(idlesteal_stopping, struct task_struct *p, bool runnable)
 	scx_bpf_task_set_dsq_vtime(p, charged_vtime(p));
 }
 
+/* A new task starts at the clock of its CPU, as a waking one is placed. */
 void BPF_STRUCT_OPS(idlesteal_enable, struct task_struct *p)
 {
-	scx_bpf_task_set_dsq_vtime(p, vtime_now);
+	scx_bpf_task_set_dsq_vtime(p, wake_clock(scx_bpf_task_cpu(p)));
 }
 
 /*
