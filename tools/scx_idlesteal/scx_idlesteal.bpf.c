@@ -474,6 +474,8 @@ static void refresh_overloaded(s32 cpu)
 	set_overloaded(cpu, scx_bpf_dsq_nr_queued(cpu) > 0);
 }
 
+static u64 wake_vtime(struct task_struct *p, s32 cpu);
+
 s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 		   u64 wake_flags)
 {
@@ -513,6 +515,7 @@ s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 	}
 
 	stat_add(IDLESTEAL_STAT_LOCAL, 1);
+	scx_bpf_task_set_dsq_vtime(p, wake_vtime(p, cpu));
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice(), 0);
 	return cpu;
 }
@@ -697,29 +700,37 @@ static u64 wake_clock(s32 cpu)
 	return clock;
 }
 
+/*
+ * The vtime of @p waking to run or queue on @cpu.  A task that slept keeps
+ * at most one slice of credit and two slices of debt (charged at its
+ * weight) against that CPU's clock (wake_clock()); EEVDF bounds a sleeper's
+ * lag both ways too (update_entity_lag()).  The debt bound lets a task
+ * placed by a clock far ahead (a CPU that ran only tasks of a cgroup of
+ * weight 1) come back at its next wakeup.  Only at a wakeup: a runnable
+ * task's vtime behind the clock is not credit from sleeping but what its
+ * LLC's load left it, which the pulls across LLCs at a slice end go by.
+ * Every path a waking task takes needs it, a direct insert into a local
+ * DSQ too: the vtime it runs with is the one it is queued with after.
+ */
+static u64 wake_vtime(struct task_struct *p, s32 cpu)
+{
+	u64 vtime = p->scx.dsq_vtime, clock = wake_clock(cpu);
+	u64 debt = vtime_charge(p, 2 * slice());
+
+	if (time_before(vtime, clock - slice()))
+		return clock - slice();
+	if (time_before(clock + debt, vtime))
+		return clock + debt;
+	return vtime;
+}
+
 void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p), idle, stealer;
-	u64 vtime = p->scx.dsq_vtime, clock, debt;
+	u64 vtime = p->scx.dsq_vtime;
 
-	/*
-	 * A task that slept keeps at most one slice of credit and two slices
-	 * of debt (charged at its weight), against the clock of the CPU it
-	 * queues on (wake_clock()); EEVDF bounds a sleeper's lag both ways
-	 * too (update_entity_lag()).  The debt bound lets a task placed by a
-	 * clock far ahead (a CPU that ran only tasks of a cgroup of weight 1)
-	 * come back at its next wakeup.  Only at a wakeup: a runnable task's
-	 * vtime behind the clock is not credit from sleeping but what its
-	 * LLC's load left it, which the pulls across LLCs at a slice end go by.
-	 */
-	if (enq_flags & SCX_ENQ_WAKEUP) {
-		clock = wake_clock(cpu);
-		debt = vtime_charge(p, 2 * slice());
-		if (time_before(vtime, clock - slice()))
-			vtime = clock - slice();
-		else if (time_before(clock + debt, vtime))
-			vtime = clock + debt;
-	}
+	if (enq_flags & SCX_ENQ_WAKEUP)
+		vtime = wake_vtime(p, cpu);
 
 	/*
 	 * A migration-disabled task must run where it is (moving it is a
@@ -784,6 +795,7 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 		if (idle >= 0) {
 			stat_add(IDLESTEAL_STAT_REMOTE_IDLE, 1);
+			scx_bpf_task_set_dsq_vtime(p, vtime);
 			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle, slice(), enq_flags);
 			scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 			return;
