@@ -714,14 +714,15 @@ static u64 wake_clock(s32 cpu)
  */
 static u64 wake_vtime(struct task_struct *p, s32 cpu)
 {
-	u64 vtime = p->scx.dsq_vtime, clock = wake_clock(cpu);
-	u64 debt = vtime_charge(p, 2 * slice());
+	u64 vtime = p->scx.dsq_vtime, clock = wake_clock(cpu), debt;
 
 	if (time_before(vtime, clock - slice()))
 		return clock - slice();
-	if (time_before(clock + debt, vtime))
-		return clock + debt;
-	return vtime;
+	if (!time_before(clock, vtime))
+		return vtime;
+	/* ahead of the clock: only then the charge (cgroup lookups) */
+	debt = vtime_charge(p, 2 * slice());
+	return time_before(clock + debt, vtime) ? clock + debt : vtime;
 }
 
 void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
