@@ -95,6 +95,29 @@ class GuestTimeout(GuestError):
     pass
 
 
+# A virtio-9p share's mount tag (QEMU: at most 31 bytes).
+_TAG = re.compile(r"^[A-Za-z0-9_]{1,31}$")
+
+
+@dataclass(frozen=True)
+class Share:
+    """A host directory the guest can mount read-only over virtio-9p:
+    `mount -t 9p -o trans=virtio,version=9p2000.L,ro TAG /mnt` (the guest
+    kernel needs configs/virtfs.config)."""
+    path: Path
+    tag: str
+
+    def qemu_args(self) -> list[str]:
+        if not _TAG.match(self.tag):
+            raise HarnessError(f"9p mount tag {self.tag!r}: want 1-31 of A-Z a-z 0-9 _")
+        if not self.path.is_dir():
+            raise HarnessError(f"9p share {self.path}: not a directory")
+        if "," in str(self.path):
+            raise HarnessError(f"9p share {self.path}: a comma cannot be passed to -virtfs")
+        return ["-virtfs", f"local,path={self.path},mount_tag={self.tag},"
+                "security_model=none,readonly=on"]
+
+
 @dataclass
 class RunResult:
     run_dir: Path
@@ -174,17 +197,20 @@ def _tail(path: Path, n: int = 25) -> str:
 def run_script(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
                timeout: float = 600, name: str = "run", cmdline: list[str] | None = None,
                quiet: bool = False, meta: dict | None = None,
-               tolerate: re.Pattern[str] | None = None) -> RunResult:
+               tolerate: re.Pattern[str] | None = None,
+               shares: tuple[Share, ...] = ()) -> RunResult:
     """Boot `preset`, run `script` as /run.sh, return its output; raise
     GuestError.  `meta` is kept as run.json in the run directory; console
-    lines matching `tolerate` are not kernel errors.
+    lines matching `tolerate` are not kernel errors; `shares` are host
+    directories the guest may mount read-only (Share).
 
     A boot that dies of a TCG stale-code trap (stale_code_trap()) is booted
     once more, said on the log and in RunResult.retried; its run directory
     is kept.  Any other kernel error, or a second trap, is raised."""
     def once() -> RunResult:
         return _run_once(script, preset, kernel, base_initrd, timeout=timeout, name=name,
-                         cmdline=cmdline, quiet=quiet, meta=meta, tolerate=tolerate)
+                         cmdline=cmdline, quiet=quiet, meta=meta, tolerate=tolerate,
+                         shares=shares)
     try:
         return once()
     except GuestKernelError as e:
@@ -205,16 +231,18 @@ def run_script(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
 
 def _run_once(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
               timeout: float, name: str, cmdline: list[str] | None, quiet: bool,
-              meta: dict | None, tolerate: re.Pattern[str] | None) -> RunResult:
+              meta: dict | None, tolerate: re.Pattern[str] | None,
+              shares: tuple[Share, ...] = ()) -> RunResult:
     if shutil.which(preset.qemu) is None:
         raise HarnessError(f"{preset.qemu} not found; run `make deps`")
+    share_args = [a for sh in shares for a in sh.qemu_args()]
     rd = new_run_dir(f"{name}-{preset.name}")
     console, out = rd / "console.log", rd / "output.log"
     (rd / "run.sh").write_text(script)
     if meta is not None:   # what the run was, for `idlesteal collect RUN_DIR`
         (rd / RUN_META).write_text(json.dumps(meta, indent=2) + "\n")
     initrd = image.initrd_for_run(base_initrd, script, rd / "initrd.cpio.gz")
-    cmd = preset.qemu_command(kernel, initrd, console, out, cmdline or [])
+    cmd = preset.qemu_command(kernel, initrd, console, out, cmdline or []) + share_args
     (rd / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
     say = (lambda m: None) if quiet else log
     say(f"booting {preset.name} ({preset.ncpus} vCPUs, TCG) -> {rd}")

@@ -121,6 +121,12 @@ def test_bench_host_hackbench_with_the_wasted_time_measure(tmp_path):
     assert all(run["waste"] is not None for run in data["runs"])
     if not hm["offer"]["steal"]:
         assert "STEAL A/B skipped: " in out and data["meta"]["A"] == [] == data["meta"]["B"]
+    else:   # a kernel with the series (the guest of tests/guest/test_host_guest.py)
+        assert data["meta"]["A"] == ["NO_STEAL"] and data["meta"]["B"] == ["STEAL"]
+        side = {s: [r for r in data["runs"] if r["side"] == s and r["rep"] >= 0] for s in "AB"}
+        assert len(side["A"]) == 2 == len(side["B"])
+        assert all(r["steal"] == 0 for r in side["A"]), side["A"]
+        assert sum(r["steal"] for r in side["B"]) > 0, "no steal under STEAL"
     assert (tmp_path / "out/hb-timeline-A.png").exists()
     (log,) = (tmp_path / "build/runs").glob("*-bench-host/output.log")
     assert "==> /sys/kernel/tracing/instances/idlesteal/per_cpu/cpu" in log.read_text(), \

@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from idlesteal import topology, vm
+from idlesteal.util import HarnessError
 
 
 def test_kernel_errors_are_recognized():
@@ -87,3 +88,18 @@ def test_run_script_raises_other_errors_and_a_second_trap(monkeypatch, tmp_path)
     with pytest.raises(vm.GuestKernelError):
         vm.run_script("true", None, Path("k"), Path("i"))   # type: ignore[arg-type]
     assert len(calls) == 2
+
+
+def test_a_9p_share_is_read_only_and_checked(tmp_path):
+    args = vm.Share(tmp_path, "hostroot").qemu_args()
+    assert args == ["-virtfs", f"local,path={tmp_path},mount_tag=hostroot,"
+                               "security_model=none,readonly=on"]
+    for tag in ("", "a-b", "x" * 32, "a,b"):
+        with pytest.raises(HarnessError, match="mount tag"):
+            vm.Share(tmp_path, tag).qemu_args()
+    with pytest.raises(HarnessError, match="not a directory"):
+        vm.Share(tmp_path / "nope", "t").qemu_args()
+    comma = tmp_path / "a,b"
+    comma.mkdir()
+    with pytest.raises(HarnessError, match="comma"):
+        vm.Share(comma, "t").qemu_args()
