@@ -27,8 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, NoReturn
 
-from . import (args, asym, bases, bench, build, collect, compare, estimate, host, image,
-               kconfig, kernels, needs, paths, peers, scx, sidebyside, source, stress, suite,
+from . import (args, asym, bases, bench, build, collect, compare, estimate, host, hostsbs,
+               image, kconfig, kernels, needs, paths, peers, scx, sidebyside, source, stress, suite,
                topology, tree, vm, workload)
 from .args import UsageError, one_line
 from .util import HarnessError, Stopwatch, log
@@ -197,6 +197,7 @@ def _check_suite_host(a: argparse.Namespace, path: Path) -> None:
 
 
 def check_side_by_side(a: argparse.Namespace) -> None:
+    _check_host(a, ())
     if a.host:
         for option, value in (("--variant", a.variant if a.variant != scx.VARIANT else None),
                               ("--contender", ",".join(a.contender[0].features) and
@@ -220,6 +221,14 @@ def check_side_by_side(a: argparse.Namespace) -> None:
         raise UsageError("--variant", a.variant, f"a kernel variant with sched_ext (--variant "
                          f"{scx.VARIANT}) for the sched_ext schedulers {', '.join(scx_ones)}, "
                          f"or only EEVDF schedulers in --sched on {a.variant}")
+    if a.host:      # one run, each workload of the file once (suite.host_entries())
+        if a.presets:
+            raise UsageError("--presets", ",".join(a.presets), "no --presets with --host: a "
+                             "preset is a guest's topology; the host runs each workload of "
+                             "the suite file once on its own CPUs (--workloads picks them)")
+        entries, a.left_out = suite.host_entries(entries)
+        if a.outdir == str(sidebyside.results_dir()):
+            a.outdir = str(suite.host_dir() / "side-by-side")
     with _arg("--suite-file", str(path), "entries for side by side"):
         a.specs = sidebyside.specs(_select(a, path, entries), a.contenders, a.reps,
                                    waste=not a.no_waste)
@@ -336,9 +345,40 @@ def _unbuilt(cs: list[sidebyside.Contender]) -> list[str]:
         peers.binary(c.binary) if c.binary in peers.PEERS else scx.binary(c.binary)).exists()]
 
 
+def _side_by_side_host(a: argparse.Namespace) -> int:
+    """side-by-side --host: on this machine (idlesteal/hostsbs.py, docs/host.md)."""
+    (spec,) = a.specs
+    outdir = Path(a.outdir)
+    for note in a.left_out:
+        print(f"side-by-side --host: {note}")
+    if a.dry_run:
+        loads = sidebyside.plan(spec)
+        print(f"side by side on this machine (host mode, the running kernel): "
+              f"{', '.join(c.name for c in spec.contenders)} where the kernel can run them; "
+              f"{len(loads)} loads, {sum(len(l.runs) for l in loads)} runs: "
+              + "; ".join(f"{e.workload} {','.join(map(str, e.levels))}" for e in spec.entries))
+        return 0
+    unbuilt = _unbuilt(spec.contenders)
+    if unbuilt and a.build:
+        own = tuple(b for b in unbuilt if b not in peers.PEERS)
+        if own:
+            scx.build_schedulers(names=tuple(dict.fromkeys(own)), verbose=a.verbose)
+        published = tuple(b for b in unbuilt if b in peers.PEERS)
+        if published:
+            peers.ensure(published, verbose=a.verbose)
+    out = hostsbs.side_by_side(spec, outdir, max_load=host.DEFAULT_MAX_LOAD
+                               if a.max_load is None else a.max_load,
+                               force_load=a.force_load, show=_show)
+    if out is None:
+        return 0
+    print(out["table"], end="")
+    print("wrote " + ", ".join(str(v) for k, v in out.items() if k != "table"))
+    return 0
+
+
 def cmd_side_by_side(a: argparse.Namespace) -> int:
-    if a.host:          # the kernel's offer; without sched_ext, skipped with the reason
-        return host.side_by_side(show=_show)
+    if a.host:
+        return _side_by_side_host(a)
     cs, specs = a.contenders, a.specs
     outdir = Path(a.outdir)
     total = sum(sidebyside.estimate_seconds(s, outdir) for s in specs)
@@ -745,11 +785,12 @@ def parser() -> Parser:
         sp.add_argument("--append", default="", type=args.cmdline,
                         help="extra kernel command line")
 
-    def host_options(sp: argparse.ArgumentParser) -> None:
+    def host_options(sp: argparse.ArgumentParser, without: str = "without the series, the "
+                     "kernel as it is on both sides") -> None:
         sp.add_argument("--host", action="store_true",
                         help="run on this machine and its running kernel, no VM (root; "
                         "docs/host.md): the kernel's offer first, the machine's state put "
-                        "back after; without the series, the kernel as it is on both sides")
+                        f"back after; {without}")
         sp.add_argument("--max-load", default=None, type=args.max_load,
                         help="with --host: stop when more than this fraction of the CPUs is "
                         f"already busy (default {host.DEFAULT_MAX_LOAD})")
@@ -831,9 +872,9 @@ def parser() -> Parser:
                     help="do not trace the runs (no wasted-CPU-time column, docs/waste.md)")
     sp.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     sp.add_argument("-v", "--verbose", action="store_true", help="show all build output")
-    sp.add_argument("--host", action="store_true",
-                    help="on this machine (docs/host.md): the kernel's offer; the sched_ext "
-                    "part is skipped with its reason where the kernel has no sched_ext")
+    host_options(sp, "each workload of the suite file once; a scheduler the kernel cannot "
+                 "run (eevdf+steal without the series, sched_ext ones without sched_ext) is "
+                 "left out with its reason")
 
     sp = command("check-series", "build every prefix of the series (bisectability)",
                  cmd_check_series)

@@ -557,6 +557,7 @@ class State:
     trace_clock: Optional[str] = None
     overwrite: Optional[str] = None
     events: dict[str, str] = field(default_factory=dict)
+    sched_ext: Optional[str] = None                        # /sys/kernel/sched_ext/state
     pid: int = 0
 
     def to_json(self) -> dict:
@@ -577,6 +578,8 @@ def snapshot(root: Path = ROOT) -> State:
     s.verbose = v.strip() if v is not None else None
     st = _read(_p(root, SCHEDSTATS))
     s.schedstats = st.strip() if st is not None else None
+    sx = _read(_p(root, SCHED_EXT + "/state"))
+    s.sched_ext = sx.strip() if sx is not None else None
     t = _p(root, TRACEFS)
     if (t / "trace").exists():
         on = _read(t / "tracing_on")
@@ -688,6 +691,8 @@ def restore(state: State, root: Path = ROOT, umount: Unmounter = real_umount) ->
             _try_write(t / "buffer_size_kb", state.buffer_size_kb, problems)
         _try_write(t / "trace", "", problems)        # the run's events, not left behind
         _try_write(t / "tracing_on", state.tracing_on, problems)
+    if state.sched_ext == "disabled" and "sched_ext" in differ:
+        scx_off(root, problems)
     if state.features is not None and "features" in differ:
         have = set(now.features or [])
         for w in state.features:
@@ -706,6 +711,37 @@ def restore(state: State, root: Path = ROOT, umount: Unmounter = real_umount) ->
             problems.append(str(e))
     return problems + [f"not restored: {d}" for d in left
                        if not any(d.split(":")[0] in p for p in problems)]
+
+
+SYSRQ = "proc/sysrq-trigger"
+
+
+def _scx_state(root: Path) -> str:
+    return (_read(_p(root, SCHED_EXT + "/state")) or "").strip()
+
+
+def scx_off(root: Path, problems: list[str], grace: float = 5.0, wait: float = 10.0) -> None:
+    """A sched_ext scheduler that host mode started is still in charge (its
+    loader outlived the run, or the harness was killed before it could stop
+    it): give it `grace` s to finish disabling, then SysRq-S, the kernel's
+    own way to put every task back in the fair class, and wait for
+    "disabled".  Says in `problems` what did not work."""
+    for step in ("wait", "sysrq"):
+        if step == "sysrq":
+            log(f"sched_ext is still {_scx_state(root)!r} after the run; SysRq-S puts the "
+                "tasks back in the fair class")
+            try:
+                _write(_p(root, SYSRQ), "S")
+            except OSError as e:
+                problems.append(f"{_p(root, SYSRQ)}: cannot write 'S' to disable sched_ext: "
+                                f"{e.strerror or e}")
+                return
+        deadline = time.monotonic() + (grace if step == "wait" else wait)
+        while time.monotonic() < deadline:
+            if _scx_state(root) in ("disabled", ""):
+                return
+            time.sleep(0.1)
+    problems.append(f"sched_ext still {_scx_state(root)!r} after SysRq-S")
 
 
 # ---------------------------------------------------------------- the lock and the session
@@ -1170,25 +1206,6 @@ def program_missing(spec: "bench_mod.BenchSpec", extra: list[Path]) -> str:
 def _workload_exes() -> list[Path]:
     """workloads/*.c by name (built on demand by image.compile_workloads())."""
     return sorted(paths.workloads_dir().glob("*.c"))
-
-
-def side_by_side(show: Callable[[str], None] = print, root: Path = ROOT) -> int:
-    """side-by-side --host: the kernel's offer, then the sched_ext part
-    skipped with its reason (running sched_ext schedulers on the host is
-    issue 29's part 2)."""
-    if os.geteuid() != 0 and root == ROOT:
-        raise HostError("--host needs root; run it with sudo")
-    with session(root, need_tracefs=False) as s:
-        o = offer(root, made=tuple(s.state.mounts_made))
-        o.load = sample_load(root)
-        show(o.block())
-    why = o.scx_reason()
-    if why:
-        show(f"side by side skipped: {why}; the EEVDF part is `bench --host` "
-             "(docs/host.md)")
-        return 0
-    raise HostError("side-by-side --host on a kernel with sched_ext is not there yet "
-                    "(issue 29, part 2); `bench --host` runs EEVDF with the wasted-time measure")
 
 
 # ---------------------------------------------------------------- suite on the host

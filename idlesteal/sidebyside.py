@@ -253,30 +253,38 @@ def switch_features(c: Contender, cs: list[Contender]) -> list[str]:
     return ([f"$(sbs_boot {' '.join(others)})"] if others else []) + list(c.features)
 
 
-def script(spec: Spec, loads: list[Load]) -> str:
+def script(spec: Spec, loads: list[Load], trace_kb: int | None = None) -> str:
+    """The guest script of one boot (and host mode's: hostsbs.py, with the
+    per-CPU trace buffer size `trace_kb` of the machine it runs on).  A
+    plan in which no contender sets a sched feature does not read
+    sched/features (a host kernel whose debugfs is closed)."""
     scx_needed = bool(needs_sched_ext(spec.contenders))
+    feats = any(c.features for c in spec.contenders)
     lines = ["echo 1 > /sys/kernel/debug/sched/verbose 2>/dev/null || :",
              "section meta", "uname -a", "cat /proc/cmdline", "nproc",
              "section topology", topology.GUEST_SNIPPET.strip(),
              "section boot.state",
              f"cat {scx.STATE} || fail 'no sched_ext in this kernel'" if scx_needed
-             else f"cat {scx.STATE} 2>/dev/null || echo absent",
-             "section features", _FEATURE_FUNCS,
-             f"cp {FEATURES} {BOOT_FEATURES} || fail 'cannot read {FEATURES}'",
-             f"cat {BOOT_FEATURES}"]
+             else f"cat {scx.STATE} 2>/dev/null || echo absent"]
+    if feats:
+        lines += ["section features", _FEATURE_FUNCS,
+                  f"cp {FEATURES} {BOOT_FEATURES} || fail 'cannot read {FEATURES}'",
+                  f"cat {BOOT_FEATURES}"]
     lines += [f"sbs_need {c.name} {' '.join(sorted({feature_base(w) for w in c.features}))}"
               for c in spec.contenders if c.features]
     needed = {e.wl.binary for e in spec.entries} | {c.binary for c in spec.contenders if c.binary}
     lines += [f"command -v {b} >/dev/null || fail '{b} is not in the guest image'"
               for b in sorted(needed)]
-    if spec.waste:
+    if spec.waste and trace_kb is not None:
+        lines.append(f"trace_setup {trace_kb}")
+    elif spec.waste:
         preset = topology.get(spec.preset)
         lines += tracerun.setup(preset.ncpus, preset.mem_mb)
     for ld in loads:
         c, lt = ld.contender, f"L{ld.index:03d}"
-        lines += [f"# load {ld.index}: rep {ld.rep}, {c.name}",
-                  f"section {lt}.start",
-                  f"set_features {' '.join(switch_features(c, spec.contenders))}"]
+        lines += [f"# load {ld.index}: rep {ld.rep}, {c.name}", f"section {lt}.start"]
+        if feats:
+            lines.append(f"set_features {' '.join(switch_features(c, spec.contenders))}")
         if c.loader:
             lines.append(f"scx_start /tmp/{lt}.log {shlex.join(c.loader)} "
                          f"|| fail '{c.name} did not load (load {ld.index})'")
@@ -393,12 +401,14 @@ def run_counters(sections: dict[str, str], tag: str) -> dict[str, int] | None:
     return {n: d.totals[n] for n in schedstat.COUNTERS}
 
 
-def timelines(spec: Spec, loads: list[Load], sections: dict[str, str], outdir: Path) -> list[Path]:
+def timelines(spec: Spec, loads: list[Load], sections: dict[str, str], outdir: Path,
+              topo: wst.Topology | None = None) -> list[Path]:
     """outdir/<preset>-timeline-<scheduler>.png: for each scheduler, its
-    first measured run of the first entry at that entry's highest level."""
+    first measured run of the first entry at that entry's highest level
+    (`topo`: the machine's, default the preset's)."""
     if not spec.waste:
         return []
-    topo = wst.from_preset(topology.get(spec.preset))
+    topo = topo or wst.from_preset(topology.get(spec.preset))
     out = []
     top = max(spec.entries[0].levels)
     for c in spec.contenders:
@@ -683,10 +693,6 @@ def run(spec: Spec, kernel: Path, variant: str, outdir: Path) -> dict:
     ejected = scx.EJECTED.search(console)
     if ejected:
         raise HarnessError(f"{ejected.group(0)} (console {res.console})")
-    ms = collect(spec, loads, res.sections)
-    rows = summarize(spec, ms)
-    steals = idlesteal_steals(loads, res.sections)
-    text = table(spec, rows, steals)
     meta = provenance.provenance({variant: build_meta})
     meta.update({"preset": spec.preset, "kernel_variant": variant,
                  "peers": peers.versions(tuple(c.binary for c in cs if c.binary in peers.PEERS)),
@@ -695,10 +701,24 @@ def run(spec: Spec, kernel: Path, variant: str, outdir: Path) -> dict:
                            "run_dir": str(res.run_dir), "boot_seconds": round(res.boot_seconds, 1),
                            "total_seconds": round(res.seconds, 1), "runs": nruns,
                            "stale_code_retries": [str(d) for d in res.retried]}})
+    return finish(spec, loads, res.sections, meta, outdir)
+
+
+def finish(spec: Spec, loads: list[Load], sections: dict[str, str], meta: dict, outdir: Path,
+           topo: wst.Topology | None = None, beside: str = "") -> dict:
+    """A boot's (or host run's) output measured and written:
+    outdir/<preset>.{txt,json,png} and the timelines; `topo` the machine's
+    (default the preset's), `beside` text under the table (host mode's
+    offer).  Returns {"txt", "json", "table"}, "png" when matplotlib drew
+    it, and "timelineN"."""
+    ms = collect(spec, loads, sections, topo)
+    rows = summarize(spec, ms)
+    steals = idlesteal_steals(loads, sections)
+    text = table(spec, rows, steals) + beside
     outdir.mkdir(parents=True, exist_ok=True)
     jpath, tpath = outdir / f"{spec.preset}.json", outdir / f"{spec.preset}.txt"
     jpath.write_text(json.dumps({"meta": meta, "spec": spec.to_json(), "rows": rows,
-                                 "steals": steals, "loaders": loader_tails(loads, res.sections),
+                                 "steals": steals, "loaders": loader_tails(loads, sections),
                                  "measurements": [m.to_json() for m in ms]}, indent=1) + "\n")
     tpath.write_text(text)
     out = {"txt": tpath, "json": jpath, "table": text}
@@ -707,7 +727,7 @@ def run(spec: Spec, kernel: Path, variant: str, outdir: Path) -> dict:
         out["png"] = png
     else:
         png.unlink(missing_ok=True)        # not an older run's; pyplot() said why
-    for i, path in enumerate(timelines(spec, loads, res.sections, outdir)):
+    for i, path in enumerate(timelines(spec, loads, sections, outdir, topo)):
         out[f"timeline{i}"] = path
     return out
 

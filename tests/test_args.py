@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import (args, asym, bench, build, cli, collect, host, image, kernels, needs,
-                       paths, peers, scx, sidebyside, source, stress, suite, tree, vm)
+from idlesteal import (args, asym, bench, build, cli, collect, host, hostsbs, image, kernels,
+                       needs, paths, peers, scx, sidebyside, source, stress, suite, tree, vm)
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,9 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("side-by-side", "--no-waste"): FLAG,
     ("side-by-side", "-v"): FLAG,
     ("side-by-side", "--host"): FLAG,
+    ("side-by-side", "--max-load"): bad(["-1", "2", "nan", "inf", "", "x"], "--host")
+    + bad(["0.5"]),
+    ("side-by-side", "--force-load"): FLAG,
     ("check-series", "--variant"): bad(VARIANT),
     ("check-series", "-v"): FLAG,
     ("image", "--arch"): bad(["", "x", "riscv64"]),
@@ -280,7 +283,7 @@ def sandbox(tmp_path, monkeypatch):
                        (scx, ["build_schedulers"]), (peers, ["ensure"]),
                        (asym, ["bench"]), (bench, ["run_ab"]), (sidebyside, ["run"]),
                        (stress, ["run"]), (collect, ["collect"]), (suite, ["write_summary"]),
-                       (host, ["bench", "side_by_side", "session", "suite"])):
+                       (host, ["bench", "session", "suite"]), (hostsbs, ["side_by_side"])):
         for n in names:
             monkeypatch.setattr(mod, n, work(f"{mod.__name__}.{n}"))
 

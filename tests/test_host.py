@@ -568,3 +568,105 @@ def test_the_a_b_refused_and_the_lock_are_refusals(kernel):
         with pytest.raises(host.Refused, match="another host run"):
             with host.session(kernel, mount=lambda fs, t: None, umount=lambda t: None):
                 pass
+
+
+# ---------------------------------------------------------------- side-by-side --host
+
+def scx_kernel_write(path: Path, value: str) -> None:
+    """kernel_write, and SysRq-S: sched_ext gives the tasks back."""
+    if path.name == "sysrq-trigger":
+        if value == "S":
+            (path.parents[1] / host.SCHED_EXT / "state").write_text("disabled\n")
+        return
+    kernel_write(path, value)
+
+
+@pytest.mark.parametrize("left", ["disabling", "enabled"])
+def test_restore_puts_out_a_sched_ext_scheduler_the_run_left(tmp_path, monkeypatch, left):
+    monkeypatch.setattr(host, "_write", scx_kernel_write)
+    fake_kernel(tmp_path, scx="disabled")
+    put(tmp_path, host.SYSRQ, "")
+    before = host.snapshot(tmp_path)
+    assert before.sched_ext == "disabled"
+    put(tmp_path, host.SCHED_EXT + "/state", left + "\n")
+    if left == "disabling":      # a loader that is exiting: no SysRq needed
+        monkeypatch.setattr(host.time, "sleep", lambda s: put(
+            tmp_path, host.SCHED_EXT + "/state", "disabled\n"))
+    assert host.restore(before, tmp_path, umount=lambda p: None) == []
+    assert host.snapshot(tmp_path).sched_ext == "disabled"
+
+
+def test_restore_says_when_sched_ext_cannot_be_put_out(tmp_path, monkeypatch):
+    monkeypatch.setattr(host, "_write", kernel_write)      # SysRq-S does nothing
+    fake_kernel(tmp_path, scx="disabled")
+    put(tmp_path, host.SYSRQ, "")
+    before = host.snapshot(tmp_path)
+    put(tmp_path, host.SCHED_EXT + "/state", "enabled\n")
+    monkeypatch.setattr(host.time, "monotonic", iter(range(0, 10000, 20)).__next__)
+    problems = host.restore(before, tmp_path, umount=lambda p: None)
+    assert any("sched_ext still 'enabled' after SysRq-S" in p for p in problems), problems
+
+
+def test_a_scheduler_loaded_before_the_run_is_left_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(host, "_write", scx_kernel_write)
+    fake_kernel(tmp_path, scx="enabled")
+    put(tmp_path, host.SYSRQ, "")
+    before = host.snapshot(tmp_path)
+    assert host.restore(before, tmp_path, umount=lambda p: None) == []
+    assert (tmp_path / host.SYSRQ).read_text() == ""
+    assert host.snapshot(tmp_path).sched_ext == "enabled"
+
+
+def _cs(root: Path):
+    from idlesteal import sidebyside
+    put(root, "sys/kernel/btf/vmlinux", "")
+    return sidebyside.contenders("eevdf,eevdf+steal,scx_idlesteal,scx_bpfland")
+
+
+def test_fit_on_a_series_kernel_with_sched_ext(tmp_path):
+    from idlesteal import hostsbs
+    fake_kernel(tmp_path, scx="disabled")
+    kept, skipped = hostsbs.fit(_cs(tmp_path), host.offer(tmp_path, euid=0))
+    assert [c.name for c in kept] == ["eevdf", "eevdf+steal", "scx_idlesteal", "scx_bpfland"]
+    assert kept[0].features == ("NO_STEAL",) and skipped == []
+
+
+def test_fit_on_a_stock_kernel_drops_what_it_cannot_run(tmp_path):
+    from idlesteal import hostsbs
+    fake_kernel(tmp_path, features="PLACE_LAG WA_IDLE\n", scx="disabled")
+    kept, skipped = hostsbs.fit(_cs(tmp_path), host.offer(tmp_path, euid=0))
+    # NO_STEAL of a kernel without STEAL: nothing to turn off
+    assert [(c.name, c.features) for c in kept] == [
+        ("eevdf", ()), ("scx_idlesteal", ()), ("scx_bpfland", ())]
+    assert skipped == [("eevdf+steal", "sched/features has no STEAL: the running kernel is "
+                        "not built with the series")]
+
+
+def test_fit_without_sched_ext_or_readable_features(tmp_path):
+    from idlesteal import hostsbs
+    fake_kernel(tmp_path, features=None)
+    kept, skipped = hostsbs.fit(_cs(tmp_path), host.offer(tmp_path, euid=0))
+    assert [c.name for c in kept] == ["eevdf"]
+    why = dict(skipped)
+    assert why["eevdf+steal"].startswith("/sys/kernel/debug/sched/features is not readable")
+    assert why["scx_idlesteal"].startswith("the running kernel has no sched_ext")
+
+
+def test_fit_with_a_scheduler_already_loaded(tmp_path):
+    from idlesteal import hostsbs
+    fake_kernel(tmp_path, scx="enabled")
+    put(tmp_path, host.SCHED_EXT + "/root/ops", "rusty\n")
+    kept, skipped = hostsbs.fit(_cs(tmp_path), host.offer(tmp_path, euid=0))
+    assert [c.name for c in kept] == ["eevdf", "eevdf+steal"]
+    assert dict(skipped)["scx_bpfland"] == "a sched_ext scheduler is already loaded (rusty)"
+
+
+def test_side_by_side_script_without_features_reads_none():
+    from idlesteal import sidebyside, suite
+    e = suite.Entry(suite.HOST, "hackbench", [1], 50)
+    cs = [sidebyside.Contender("eevdf", ()), sidebyside.Contender(
+        "scx_idlesteal", (), ("scx_idlesteal",), "idlesteal")]
+    spec = sidebyside.Spec(suite.HOST, [e], cs, 2)
+    text = sidebyside.script(spec, sidebyside.plan(spec), trace_kb=4096)
+    assert "sched/features" not in text and "set_features" not in text
+    assert "trace_setup 4096" in text and "scx_start /tmp/L001.log scx_idlesteal" in text

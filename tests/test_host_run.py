@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import host, needs, paths
+from idlesteal import host, needs, paths, peers, scx
 
 ROOT = host.ROOT
 
@@ -198,17 +198,99 @@ def test_a_host_run_killed_with_sigterm_leaves_the_machine_as_it_was(tmp_path):
     as_it_was(before)
 
 
-def test_side_by_side_host_says_why_the_sched_ext_part_is_skipped(tmp_path):
+# side-by-side --host: the schedulers of `make bench-scx` that the kernel can run.
+SBS = ("eevdf", "eevdf+steal", "scx_idlesteal", "scx_bpfland")
+
+
+def side_by_side(tmp: Path, *args: str, sched: tuple[str, ...] = SBS,
+                 size: str = "50") -> list[str]:
+    """side-by-side --host on one small hackbench; the loaders as `make scx`
+    built them, linked into the test's build directory."""
+    (tmp / "s.suite").write_text(f"2x2x2 hackbench 1 {size}\n")
+    for name in (n for n in sched if n.startswith("scx_")):
+        real = peers.binary(name) if name in peers.PEERS else scx.binary(name)
+        if real.exists():
+            link = tmp / "build" / real.relative_to(paths.build_dir())
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(real)
+    return [needs.DEBIAN_PYTHON, "-m", "idlesteal", "side-by-side", "--host", "--force-load",
+            "--no-build", "--reps", "2", "--sched", ",".join(sched), "--suite-file",
+            str(tmp / "s.suite"), "--outdir", str(tmp / "out"), *args]
+
+
+def test_side_by_side_host_runs_what_the_kernel_offers(tmp_path):
     before = machine_state()
-    r = subprocess.run([needs.DEBIAN_PYTHON, "-m", "idlesteal", "side-by-side", "--host"],
-                       cwd=paths.REPO, env=env(tmp_path), capture_output=True, text=True,
-                       timeout=300)
-    if "sched_ext: yes" in r.stdout:
-        assert r.returncode == 1 and "part 2" in r.stderr
+    r = subprocess.run(side_by_side(tmp_path), cwd=paths.REPO, env=env(tmp_path),
+                       capture_output=True, text=True, timeout=900)
+    out = r.stdout
+    assert out.startswith("host: "), (out, r.stderr[-3000:])
+    steal, has_scx = "STEAL yes" in out, "sched_ext: yes" in out
+    ran = ["eevdf", *(["eevdf+steal"] if steal else []),
+           *(["scx_idlesteal", "scx_bpfland"] if has_scx else [])]
+    if not steal:
+        assert re.search(r"side by side: eevdf\+steal skipped: (sched/features has no STEAL: "
+                         r"the running kernel is not built with the series|/sys/kernel/debug/"
+                         r"sched/features is not readable)", out), out
+    if not has_scx:
+        assert "side by side: scx_idlesteal skipped: the running kernel has no sched_ext" \
+            in out, out
+    if len(ran) < 2:
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert "side by side skipped: 1 of the schedulers can run on this kernel" in out
+        assert not (tmp_path / "out").exists()
     else:
-        assert r.returncode == 0, r.stderr
-        assert "side by side skipped: the running kernel has no sched_ext" in r.stdout
-    assert r.stdout.startswith("host: ")
+        assert r.returncode == 0, r.stderr[-3000:]
+        data = json.loads((tmp_path / "out/host.json").read_text())
+        assert [c["name"] for c in data["spec"]["contenders"]] == ran
+        ms = data["measurements"]
+        assert {m["contender"] for m in ms} == set(ran) and len(ms) == 2 * len(ran)
+        assert all(m["waste"] is not None for m in ms)
+        assert data["meta"]["host_mode"]["offer"]["topology"]["online"]
+        if steal:       # the fair class' steals, under STEAL only
+            by = {n: [m["counters"]["steal_tasks"] for m in ms if m["contender"] == n]
+                  for n in ran}
+            assert sum(by["eevdf+steal"]) > 0 and sum(by["eevdf"]) == 0, by
+        if has_scx:     # each loader was in charge of its runs, and let go
+            assert len(data["steals"]["scx_idlesteal"]) == 2
+            assert (ROOT / "sys/kernel/sched_ext/state").read_text().strip() == "disabled"
+        assert "\nhost: " in (tmp_path / "out/host.txt").read_text()
+    as_it_was(before)
+
+
+def _scx_why_not() -> str:
+    state = ROOT / "sys/kernel/sched_ext/state"
+    if not state.exists():
+        return "the running kernel has no sched_ext (the scx guest of test_host_guest.py has)"
+    if not scx.binary("scx_idlesteal").exists():
+        return "scx_idlesteal is not built (make scx)"
+    return ""
+
+
+@pytest.mark.skipif(bool(_scx_why_not()), reason=_scx_why_not() or "runs")
+def test_side_by_side_host_killed_while_a_sched_ext_scheduler_is_in_charge(tmp_path):
+    before = machine_state()
+    cmd = side_by_side(tmp_path, sched=("scx_idlesteal", "eevdf"), size="23458")
+    p = subprocess.Popen(cmd, cwd=paths.REPO, env=env(tmp_path), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    state = ROOT / "sys/kernel/sched_ext/state"
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and p.poll() is None:
+            if state.read_text().strip() == "enabled" and _ours("23458"):
+                break
+            time.sleep(0.2)
+        assert p.poll() is None, "the run ended before it could be killed"
+        assert state.read_text().strip() == "enabled", "scx_idlesteal never took over"
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode != 0
+    assert "stopped by SIGTERM" in err and "put back" in err, err[-2000:]
+    assert state.read_text().strip() == "disabled"
+    assert _ours("23458") == [], "the workload outlived the run"
     as_it_was(before)
 
 
