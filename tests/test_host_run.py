@@ -213,6 +213,11 @@ def side_by_side(tmp: Path, *args: str, sched: tuple[str, ...] = SBS,
             link = tmp / "build" / real.relative_to(paths.build_dir())
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(real)
+    record = peers.root() / ".crates2.json"        # the peers' versions, for the metadata
+    if record.exists():
+        link = tmp / "build" / record.relative_to(paths.build_dir())
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(record)
     return [needs.DEBIAN_PYTHON, "-m", "idlesteal", "side-by-side", "--host", "--force-load",
             "--no-build", "--reps", "2", "--sched", ",".join(sched), "--suite-file",
             str(tmp / "s.suite"), "--outdir", str(tmp / "out"), *args]
@@ -252,6 +257,7 @@ def test_side_by_side_host_runs_what_the_kernel_offers(tmp_path):
             assert sum(by["eevdf+steal"]) > 0 and sum(by["eevdf"]) == 0, by
         if has_scx:     # each loader was in charge of its runs, and let go
             assert len(data["steals"]["scx_idlesteal"]) == 2
+            assert data["meta"]["peers"]["scx_bpfland"] == peers.PEERS["scx_bpfland"]
             assert (ROOT / "sys/kernel/sched_ext/state").read_text().strip() == "disabled"
         assert "\nhost: " in (tmp_path / "out/host.txt").read_text()
     as_it_was(before)
