@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Callable, Iterator, NoReturn
 
 from . import (args, asym, bases, bench, build, collect, compare, estimate, host, hostsbs,
-               image, kconfig, kernels, needs, paths, peers, scx, sidebyside, source, stress, suite,
-               topology, tree, vm, workload)
+               image, kconfig, kernels, needs, paths, peers, scx, sidebyside, source, stress,
+               suite, topology, tree, vm, workload)
 from .args import UsageError, one_line
 from .util import HarnessError, Stopwatch, log
 
@@ -227,8 +227,8 @@ def check_side_by_side(a: argparse.Namespace) -> None:
                              "preset is a guest's topology; the host runs each workload of "
                              "the suite file once on its own CPUs (--workloads picks them)")
         entries, a.left_out = suite.host_entries(entries)
-        if a.outdir == str(sidebyside.results_dir()):
-            a.outdir = str(suite.host_dir() / "side-by-side")
+    if a.outdir is None:
+        a.outdir = str(suite.host_dir() / "side-by-side" if a.host else sidebyside.results_dir())
     with _arg("--suite-file", str(path), "entries for side by side"):
         a.specs = sidebyside.specs(_select(a, path, entries), a.contenders, a.reps,
                                    waste=not a.no_waste)
@@ -865,7 +865,8 @@ def parser() -> Parser:
     filters(sp)
     sp.add_argument("--reps", type=args.reps2, default=4, help="repetitions per scheduler "
                     "(default %(default)s)")
-    outdir(sp, sidebyside.results_dir())
+    outdir(sp, None, f"where the results go (default {sidebyside.results_dir()}; with --host "
+           f"{suite.host_dir()}/side-by-side)")
     sp.add_argument("--no-build", dest="build", action="store_false",
                     help="use the scx kernel and schedulers as built")
     sp.add_argument("--no-waste", action="store_true",
