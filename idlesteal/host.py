@@ -559,6 +559,10 @@ class State:
     events: dict[str, str] = field(default_factory=dict)
     sched_ext: Optional[str] = None                        # /sys/kernel/sched_ext/state
     pid: int = 0
+    # the script's process group and run directory, once started: what a
+    # run killed with SIGKILL leaves running, for the next run to end
+    script_pgid: int = 0
+    script_dir: str = ""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -614,7 +618,7 @@ def differences(want: State, have: State) -> list[str]:
     """What differs between two states (mounts and pid aside)."""
     out = []
     for f in dataclasses.fields(State):
-        if f.name in ("mounts_made", "instance_made", "pid"):
+        if f.name in ("mounts_made", "instance_made", "pid", "script_pgid", "script_dir"):
             continue
         a, b = getattr(want, f.name), getattr(have, f.name)
         if f.name == "features" and a is not None and b is not None:
@@ -752,6 +756,60 @@ class Session:
     state: State                 # as found (after the mounts host mode made)
     recovered: str = ""          # what an earlier, killed run left and this one put back
 
+    def started(self, pgid: int, run_dir: Path) -> None:
+        """run_script()'s on_start: the script's process group, saved with
+        the state, so that the next run can end it should this one be
+        killed with SIGKILL (its script, workload and loader live on)."""
+        self.state.script_pgid, self.state.script_dir = pgid, str(run_dir)
+        _p(self.root, STATE).write_text(json.dumps(self.state.to_json(), indent=1) + "\n")
+
+
+def group_members(pgid: int, proc: Path = Path("/proc")) -> list[int]:
+    """The processes of process group `pgid` (field 5 of /proc/PID/stat)."""
+    out = []
+    for d in proc.iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 2 and fields[2] == str(pgid):
+            out.append(int(d.name))
+    return out
+
+
+def end_leftover(pgid: int, run_dir: str, proc: Path = Path("/proc")) -> str:
+    """End what is left of a killed run's script: its process group, if a
+    member still works in `run_dir` (the group id may have been reused by
+    an unrelated group since, which is left alone).  Returns what it did."""
+    if pgid <= 0 or not run_dir:
+        return ""
+    members = group_members(pgid, proc)
+    ours = []
+    for pid in members:
+        try:
+            if os.readlink(proc / str(pid) / "cwd") == os.path.realpath(run_dir):
+                ours.append(pid)
+        except OSError:
+            continue
+    if not ours:
+        return ""
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and group_members(pgid, proc):
+            time.sleep(0.05)
+        if not group_members(pgid, proc):
+            break
+    left = group_members(pgid, proc)
+    return (f"its script (process group {pgid}, {len(members)} process(es)) was still "
+            f"running: ended" + (f", except {len(left)} that did not exit" if left else ""))
+
 
 def _lock(root: Path) -> int:
     path = _p(root, LOCK)
@@ -783,6 +841,9 @@ def _recover(root: Path, mount: Mounter, umount: Unmounter) -> str:
     except (ValueError, TypeError) as e:
         path.unlink()
         return f"ignored an unreadable saved state {path} ({e})"
+    # First its script, which would go on changing things (a sched_ext
+    # loader still in charge, features set by the next load).
+    ended = end_leftover(old.script_pgid, old.script_dir)
     # The values live in the kernel, not in the mounts: mount what is needed
     # to reach them again, and unmount what that run or this one mounted.
     still = [t for t in old.mounts_made if mounted(root, t)]
@@ -799,7 +860,8 @@ def _recover(root: Path, mount: Mounter, umount: Unmounter) -> str:
     problems = restore(old, root, umount)
     path.unlink()
     return (f"an earlier host run (pid {old.pid}) ended without restoring the machine; "
-            f"its saved state was put back" + (f" except: {'; '.join(problems)}"
+            + (ended + "; " if ended else "")
+            + "its saved state was put back" + (f" except: {'; '.join(problems)}"
                                                 if problems else ""))
 
 
@@ -908,11 +970,13 @@ def script_path(extra: list[Path]) -> str:
 
 def run_script(script: str, *, name: str = "host", timeout: float = 600,
                meta: dict | None = None, path_dirs: list[Path] | None = None,
-               quiet: bool = False, tracefs: Optional[Path] = None) -> HostResult:
+               quiet: bool = False, tracefs: Optional[Path] = None,
+               on_start: Optional[Callable[[int, Path], None]] = None) -> HostResult:
     """Run `script` with the guest helpers under /bin/sh on this machine, in
     its own process group; its output, between image.parse_output()'s
     markers, goes to build/runs/<id>/output.log.  A script that fails or
-    outlives `timeout` is a HostError naming that log."""
+    outlives `timeout` is a HostError naming that log.  `on_start` gets the
+    process group and the run directory once it runs (Session.started)."""
     from . import vm
     rd = vm.new_run_dir(f"{name}-host")
     out = rd / "output.log"
@@ -933,6 +997,8 @@ def run_script(script: str, *, name: str = "host", timeout: float = 600,
                                 stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
                                 env=env, start_new_session=True)
         try:
+            if on_start is not None:
+                on_start(proc.pid, rd)
             deadline, next_note = t0 + timeout, t0 + 60
             while proc.poll() is None:
                 time.sleep(0.1)
@@ -1131,7 +1197,7 @@ def _bench(spec: "bench_mod.BenchSpec", name: str, outdir: Path, *, explicit_ab:
                                   trace_kb=trace_kb(topo.ncpus, mem_mb(root)))
         res = run_script(script, name="bench", timeout=timeout or 120 + 240 * len(runs),
                          path_dirs=extra, tracefs=_p(root, s.state.instance_made)
-                         if s.state.instance_made else None,
+                         if s.state.instance_made else None, on_start=s.started,
                          meta={"kind": RUN_KIND, "name": name, "spec": spec.to_json(),
                                "offer": o.to_json(), "skipped": note,
                                "forced_under_load": bool(too)})

@@ -138,7 +138,7 @@ def _run(spec: sidebyside.Spec, outdir: Path, *, max_load: float, force_load: bo
         res = host.run_script(text, name="sidebyside", timeout=timeout or 300 + 240 * nruns,
                               path_dirs=_path_dirs(spec, bins),
                               tracefs=host._p(root, s.state.instance_made)
-                              if s.state.instance_made else None,
+                              if s.state.instance_made else None, on_start=s.started,
                               meta={"kind": RUN_KIND, "spec": spec.to_json(),
                                     "offer": o.to_json(), "skipped": skipped,
                                     "forced_under_load": bool(too)})

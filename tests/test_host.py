@@ -670,3 +670,54 @@ def test_side_by_side_script_without_features_reads_none():
     text = sidebyside.script(spec, sidebyside.plan(spec), trace_kb=4096)
     assert "sched/features" not in text and "set_features" not in text
     assert "trace_setup 4096" in text and "scx_start /tmp/L001.log scx_idlesteal" in text
+
+
+def _leftover(cwd: Path) -> "subprocess.Popen[bytes]":
+    """A stand-in for a killed run's script: a shell and its child in a
+    process group of their own, working in `cwd`."""
+    import subprocess
+    return subprocess.Popen(["/bin/sh", "-c", "sleep 600 & wait"], cwd=cwd,
+                            start_new_session=True)
+
+
+def test_a_killed_runs_script_is_ended_by_the_next(kernel, tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("run")
+    p = _leftover(run_dir)
+    try:
+        for _ in range(100):                 # the shell has started its sleep
+            if len(host.group_members(p.pid)) == 2:
+                break
+            import time
+            time.sleep(0.05)
+        state = host.snapshot(kernel)
+        state.pid, state.script_pgid, state.script_dir = 4242, p.pid, str(run_dir)
+        (kernel / host.STATE).parent.mkdir(parents=True, exist_ok=True)
+        (kernel / host.STATE).write_text(json.dumps(state.to_json()))
+        with host.session(kernel, umount=lambda p: None) as s:
+            assert f"process group {p.pid}, 2 process(es)) was still running: ended" \
+                in s.recovered, s.recovered
+        p.wait(timeout=5)
+        assert host.group_members(p.pid) == []
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+def test_a_reused_process_group_id_is_left_alone(tmp_path_factory):
+    p = _leftover(tmp_path_factory.mktemp("someone-else"))
+    try:
+        assert host.end_leftover(p.pid, str(tmp_path_factory.mktemp("run"))) == ""
+        assert p.poll() is None
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    assert host.end_leftover(0, "") == ""
+
+
+def test_session_saves_the_scripts_process_group(kernel):
+    with host.session(kernel, umount=lambda p: None) as s:
+        s.started(1234, kernel / "run")
+        saved = json.loads((kernel / host.STATE).read_text())
+        assert saved["script_pgid"] == 1234 and saved["script_dir"] == str(kernel / "run")
+    assert not (kernel / host.STATE).exists()

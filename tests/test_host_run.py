@@ -300,6 +300,40 @@ def test_side_by_side_host_killed_while_a_sched_ext_scheduler_is_in_charge(tmp_p
     as_it_was(before)
 
 
+@pytest.mark.skipif(bool(_scx_why_not()), reason=_scx_why_not() or "runs")
+def test_a_run_killed_with_sigkill_under_sched_ext_is_ended_by_the_next(tmp_path):
+    """SIGKILL: nothing of the run can put anything back, and its script
+    (workload, loader) lives on in its own process group; the next host
+    run ends that group, sched_ext lets go, and the state comes back."""
+    before = machine_state()
+    p = subprocess.Popen(side_by_side(tmp_path, sched=("scx_idlesteal", "eevdf"), size="23459"),
+                         cwd=paths.REPO, env=env(tmp_path), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    state = ROOT / "sys/kernel/sched_ext/state"
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and p.poll() is None:
+            if state.read_text().strip() == "enabled" and _ours("23459"):
+                break
+            time.sleep(0.2)
+        assert p.poll() is None and state.read_text().strip() == "enabled"
+        p.kill()
+        p.wait()
+        time.sleep(1)
+        assert state.read_text().strip() == "enabled" and _ours("23459"), \
+            "the killed run's script did not live on: nothing to test"
+        with host.session(ROOT) as s:
+            assert "was still running: ended" in s.recovered, s.recovered
+            assert "its saved state was put back" in s.recovered
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert state.read_text().strip() == "disabled"
+    assert _ours("23459") == []
+    as_it_was(before)
+
+
 def test_a_workload_not_installed_is_named_before_any_load(tmp_path):
     before = machine_state()
     r = subprocess.run(bench(tmp_path, "--workload", "mine", "--command",
