@@ -116,6 +116,10 @@ def _run(spec: sidebyside.Spec, outdir: Path, *, max_load: float, force_load: bo
         why = o.measure_reason()
         if spec.waste and why:
             raise Refused(f"--host: no wasted-time measure here: {why}; run with --no-waste")
+        try:                                  # before any load
+            wtopo = o.topology.waste_topology() if spec.waste else None
+        except host.HostError as e:           # side-by-side's switch is --no-waste
+            raise Refused(str(e).replace("--waste off", "--no-waste")) from None
         too = o.load.too_high(max_load)
         if too and not force_load:
             raise Refused(f"--host: the machine is already loaded ({too}; above --max-load "
@@ -164,7 +168,6 @@ def _run(spec: sidebyside.Spec, outdir: Path, *, max_load: float, force_load: bo
                           "topology": topo.to_json()}}
     beside = ("\n" + o.block() + skipped_lines(skipped) + f"  load at end: {end.describe()}\n")
     try:
-        return sidebyside.finish(spec, loads, sections, meta, outdir, topo.waste_topology(),
-                                 beside)
+        return sidebyside.finish(spec, loads, sections, meta, outdir, wtopo, beside)
     except HarnessError as e:
         raise host.HostError(f"{e} (output: {res.run_dir / 'output.log'})") from None
