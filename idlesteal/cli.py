@@ -214,6 +214,8 @@ def check_side_by_side(a: argparse.Namespace) -> None:
                              "defined twice)")
         seen.add(c.name)
     path, entries = _load_suite(a, sidebyside.default_suite())
+    # summary.txt holds every preset of the file, not only those --presets ran
+    a.summary_presets = list(dict.fromkeys(e.preset for e in entries))
     with _arg("--sched", ",".join(a.sched), "built-in schedulers or ones of --contender"):
         a.contenders = sidebyside.contenders(a.sched, a.contender)
     scx_ones = sidebyside.needs_sched_ext(a.contenders)
@@ -422,7 +424,7 @@ def cmd_side_by_side(a: argparse.Namespace) -> int:
         else:
             print(out["table"], end="", flush=True)
             print("wrote " + ", ".join(str(v) for k, v in out.items() if k != "table"))
-    summary = sidebyside.write_summary(outdir, [s.preset for s in specs])
+    summary = sidebyside.write_summary(outdir, a.summary_presets)
     print(f"wrote {summary}")
     if failed:
         log(f"FAILED: {', '.join(failed)}")

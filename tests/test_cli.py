@@ -291,3 +291,38 @@ def test_suite_host_arguments(fake_host, argv, want, capsys):
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and want in err, err
     assert fake_host == []
+
+
+def test_side_by_side_summary_keeps_every_preset_of_the_file(monkeypatch, tmp_path, capsys):
+    """--presets runs some; summary.txt still lists all (the others as
+    their last .txt, or "not run yet")."""
+    from idlesteal import build, sidebyside
+    (tmp_path / "s.suite").write_text("2x2x2 hackbench 1 50\n1x1x2 hackbench 1 50\n")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out/2x2x2.txt").write_text("2x2x2: an earlier run\n")
+    ran = []
+
+    def run(spec, kernel, variant, outdir):
+        ran.append(spec.preset)
+        (outdir / f"{spec.preset}.txt").write_text(f"{spec.preset}: this run\n")
+        return {"table": "", "txt": outdir / f"{spec.preset}.txt"}
+    monkeypatch.setattr(sidebyside, "run", run)
+    monkeypatch.setattr(build, "bzimage", lambda v: tmp_path / "bzImage")
+    rc = cli.main(["side-by-side", "--no-build", "--variant", "steal", "--sched",
+                   "eevdf,eevdf+steal", "--suite-file", str(tmp_path / "s.suite"), "--presets",
+                   "1x1x2", "--reps", "2", "--outdir", str(tmp_path / "out")])
+    assert rc == 0 and ran == ["1x1x2"]
+    assert (tmp_path / "out/summary.txt").read_text() == \
+        "2x2x2: an earlier run\n\n1x1x2: this run\n"
+
+
+def test_side_by_side_host_dry_run_takes_each_workload_once(monkeypatch, tmp_path, capsys):
+    (tmp_path / "s.suite").write_text("2x2x2 hackbench 1 50\n1x1x2 hackbench 2 50\n")
+    monkeypatch.setattr(host, "session", lambda *a, **kw: pytest.fail("a host run started"))
+    rc = cli.main(["side-by-side", "--host", "--dry-run", "--suite-file",
+                   str(tmp_path / "s.suite"), "--reps", "2"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "hackbench: levels 1 size 50 of its 2x2x2 line; its 1x1x2 line(s) left out" in out
+    assert "side by side on this machine (host mode, the running kernel): eevdf, " in out
+    assert "12 loads, 24 runs: hackbench 1" in out
