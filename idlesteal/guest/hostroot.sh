@@ -35,6 +35,13 @@ hostroot_mount() {
     mkdir -p /host/run/lock
 }
 
+# hostroot_keep PATH: the share's PATH (a directory) seen at PATH in /host
+# again, where the tmpfs on /tmp or /run hid it (a checkout under /tmp).
+hostroot_keep() {
+    mkdir -p "/host$1" && mount -o bind "/share$1" "/host$1" ||
+        fail "cannot bind the share's $1 into /host"
+}
+
 # in_hostroot DIR CMD [ARG...]: run CMD in the chroot, in DIR, with a clean
 # environment (Python writes no bytecode: the share is read-only).
 in_hostroot() {

@@ -30,9 +30,11 @@ TAG = "hostroot"
 def script() -> str:
     pytest_cmd = ["/usr/bin/python3", "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs",
                   "--color=no", "tests/test_host_run.py"]
+    repo = shlex.quote(str(paths.REPO))
     return "\n".join([guest_file("hostroot.sh"), f"hostroot_mount {TAG}",
+                      f"hostroot_keep {repo}",      # a checkout under /tmp (CI's clone)
                       "section pytest",
-                      f"in_hostroot {shlex.quote(str(paths.REPO))} {shlex.join(pytest_cmd)} 2>&1 "
+                      f"in_hostroot {repo} {shlex.join(pytest_cmd)} 2>&1 "
                       "|| fail 'host-mode tests failed inside the guest'", ""])
 
 
