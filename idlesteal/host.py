@@ -796,16 +796,7 @@ def end_leftover(pgid: int, run_dir: str, proc: Path = Path("/proc")) -> str:
             continue
     if not ours:
         return ""
-    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            break
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and group_members(pgid, proc):
-            time.sleep(0.05)
-        if not group_members(pgid, proc):
-            break
+    end_group(pgid, (5.0, 5.0))
     left = group_members(pgid, proc)
     return (f"its script (process group {pgid}, {len(members)} process(es)) was still "
             f"running: ended" + (f", except {len(left)} that did not exit" if left else ""))
@@ -1028,22 +1019,28 @@ def _kill_group(proc: subprocess.Popen) -> None:
     """SIGTERM to the script's process group (the workload's processes
     too), SIGKILL to what is left after 5 s; returns once the group is empty
     (or after 15 s more)."""
-    pgid = proc.pid
-    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 15.0)):
+    end_group(proc.pid, (5.0, 15.0), reap=proc.poll)
+    proc.wait()
+
+
+def end_group(pgid: int, waits: tuple[float, float],
+              reap: Callable[[], object] = lambda: None) -> None:
+    """SIGTERM to process group `pgid`, up to waits[0] s for it to be
+    empty, then SIGKILL and up to waits[1] s more; `reap` is called while
+    waiting (a member that is our child must be reaped to go)."""
+    for sig, wait in zip((signal.SIGTERM, signal.SIGKILL), waits):
         try:
             os.killpg(pgid, sig)
         except ProcessLookupError:
-            break
+            return
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
-            proc.poll()                       # reap the shell itself
+            reap()
             try:
                 os.killpg(pgid, 0)
             except ProcessLookupError:
-                proc.wait()
                 return
             time.sleep(0.05)
-    proc.wait()
 
 
 def provenance_record(o: Offer) -> dict:

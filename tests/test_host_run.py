@@ -165,6 +165,13 @@ def _ours(size: str) -> list[int]:
     return pids
 
 
+def _until(p: subprocess.Popen, ready, seconds: float = 300) -> None:
+    """Wait while run `p` goes on, until ready() or `seconds` have passed."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and p.poll() is None and not ready():
+        time.sleep(0.2)
+
+
 def test_a_host_run_killed_with_sigterm_leaves_the_machine_as_it_was(tmp_path):
     before = machine_state()
     size = "23457"                                    # long enough to be caught mid-run
@@ -172,12 +179,10 @@ def test_a_host_run_killed_with_sigterm_leaves_the_machine_as_it_was(tmp_path):
                          cwd=paths.REPO, env=env(tmp_path), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and p.poll() is None:
+        def started() -> bool:
             logs = list((tmp_path / "build/runs").glob("*/output.log"))
-            if logs and "@@SECTION r001.output@@" in logs[0].read_text(errors="replace"):
-                break
-            time.sleep(0.2)
+            return bool(logs) and "@@SECTION r001.output@@" in logs[0].read_text(errors="replace")
+        _until(p, started)
         assert p.poll() is None, "the run ended before it could be killed"
         # The section marker is printed just before hackbench is started:
         # on a loaded host the exec may lag it by a moment.
@@ -280,11 +285,7 @@ def test_side_by_side_host_killed_while_a_sched_ext_scheduler_is_in_charge(tmp_p
                          stderr=subprocess.PIPE, text=True)
     state = ROOT / "sys/kernel/sched_ext/state"
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and p.poll() is None:
-            if state.read_text().strip() == "enabled" and _ours("23458"):
-                break
-            time.sleep(0.2)
+        _until(p, lambda: state.read_text().strip() == "enabled" and bool(_ours("23458")))
         assert p.poll() is None, "the run ended before it could be killed"
         assert state.read_text().strip() == "enabled", "scx_idlesteal never took over"
         p.send_signal(signal.SIGTERM)
@@ -311,11 +312,7 @@ def test_a_run_killed_with_sigkill_under_sched_ext_is_ended_by_the_next(tmp_path
                          stderr=subprocess.DEVNULL)
     state = ROOT / "sys/kernel/sched_ext/state"
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and p.poll() is None:
-            if state.read_text().strip() == "enabled" and _ours("23459"):
-                break
-            time.sleep(0.2)
+        _until(p, lambda: state.read_text().strip() == "enabled" and bool(_ours("23459")))
         assert p.poll() is None and state.read_text().strip() == "enabled"
         p.kill()
         p.wait()
