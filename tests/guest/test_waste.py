@@ -25,9 +25,12 @@ traced window of W = 2 s of guest time:
   yet switched in: not idle, and under TCG stretched by the host).  With
   CPU 2 blinking (a pinned task runs 100 us, sleeps 1 ms: idle entries)
   STEAL pulls a loop at CPU 2's next idle entry, where newidle balancing
-  is mostly gated off by its cost: the waste drops (by 79-92% in seven
-  boots on 2026-11-26, by 53% in one with two other guests loading the
-  host; asserted: by at least 40%).
+  is mostly gated off by its cost: the waste that began at an idle entry
+  drops (by 75-99% in fifteen boots on 2026-11-26, by 59% in one with two
+  other guests loading the host; asserted: by at least 50%).
+  The whole waste drops less (by 50-95%; asserted: it drops): what began
+  when the mask widened with CPU 2 already idle waits for the next idle
+  entry on both sides.
 
 The tolerances allow for the guest's own housekeeping (the shell, kworkers,
 the timer tick): a few percent of W.  The loops start before the trace: the
@@ -171,8 +174,10 @@ def test_restacked_loops_waste_what_the_hand_count_says(restacked):
     # the markers, not a snapshot, give the masks: the stacked phases add
     # nothing, the widened ones what the kernel's count leaves for them
     assert 0.5 * hand <= w.wasted["llc"] <= 1.05 * hand + 0.01, (hand, w.format())
-    # CPU 2 carries it; only CPU 2 was ever allowed besides the loops' own
-    assert w.wasted_cpu[2] >= 0.95 * w.wasted["llc"], w.format()
+    # CPU 2 carries it; only CPU 2 was ever allowed besides the loops' own.
+    # The rest is the guest's housekeeping waiting a moment (restack's own
+    # thread, kworkers): 16 ms of 3.4 s on CPUs 1 and 3 once (2026-11-26)
+    assert w.wasted["llc"] - w.wasted_cpu[2] <= 0.02 * w.window, w.format()
     # without the markers the loops count as movable anywhere in LLC 0: the
     # stacked phases waste CPUs 0, 2 and 3 too
     lines = [l for l in tracerun.lines(restacked.sections, "NO_STEAL.quiet")
@@ -193,6 +198,14 @@ def test_steal_at_idle_entry_cuts_the_restacked_waste(restacked):
     # the waste is bounded by the hand count on both sides
     for tag, w in (("NO_STEAL.blink", off), ("STEAL.blink", on)):
         assert w.wasted["llc"] <= 1.05 * by_hand(restack_result(restacked, tag)) + 0.01
-    # NO_STEAL leaves a loop waiting for a periodic or nohz balance
-    assert off.wasted["llc"] > 0.1 * ROUNDS * PHASE_MS / 1e3, off.format()
-    assert on.wasted["llc"] < 0.6 * off.wasted["llc"], (on.format(), off.format())
+    # STEAL acts where CPU 2 goes idle: the waste that began at an idle
+    # entry.  NO_STEAL leaves a loop waiting for a periodic or nohz balance
+    # while CPU 2 blinks: 0.08-0.78 s over 30 rounds in sixteen boots
+    # (2026-11-26); 0.11 s in a CI run.  What began at the mask's
+    # widening, CPU 2 already idle, no pull path sees until the next idle
+    # entry or balance on both sides (the case of the separate arrival kick,
+    # off here).
+    idle_off, idle_on = off.began["idle_entry"], on.began["idle_entry"]
+    assert idle_off > 0.02 * ROUNDS * PHASE_MS / 1e3, off.format()
+    assert idle_on < 0.5 * idle_off, (on.format(), off.format())
+    assert on.wasted["llc"] < off.wasted["llc"], (on.format(), off.format())
