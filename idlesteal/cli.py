@@ -374,7 +374,7 @@ def _side_by_side_host(a: argparse.Namespace) -> int:
     if out is None:
         return 0
     print(out["table"], end="")
-    print("wrote " + ", ".join(str(v) for k, v in out.items() if k != "table"))
+    print("wrote " + ", ".join(str(v) for v in out.values() if isinstance(v, Path)))
     return 0
 
 
@@ -423,7 +423,7 @@ def cmd_side_by_side(a: argparse.Namespace) -> int:
             failed.append(s.preset)
         else:
             print(out["table"], end="", flush=True)
-            print("wrote " + ", ".join(str(v) for k, v in out.items() if k != "table"))
+            print("wrote " + ", ".join(str(v) for v in out.values() if isinstance(v, Path)))
     summary = sidebyside.write_summary(outdir, a.summary_presets)
     print(f"wrote {summary}")
     if failed:

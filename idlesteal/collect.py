@@ -3,7 +3,7 @@ as `kunit.py parse` does for a saved log.
 
 vm.run_script() keeps build/runs/<id>/ with run.sh, output.log (the
 script's output), console.log, qemu.cmd and run.json (vm.RUN_META): what
-the run was.  Two kinds are known:
+the run was.  These kinds are known:
 
     {"kind": "stress", "preset": NAME, "seconds": N, "variant": V, "steal": MODE}
         written by stress.run(); judged again with stress.reevaluate() and
@@ -22,6 +22,13 @@ the run was.  Two kinds are known:
         kernel errors are read (there is no guest console), and the report
         says so; the load at the end was not recorded in the run directory.
 
+    {"kind": "sidebyside", "spec": sidebyside.Spec.to_json(), "variant": V,
+     "build": build meta, "peers": versions, "scx_idlesteal_sha256": DIGEST}
+        written by sidebyside.run() (runs kept before run.json carried the
+        last three: the results say "not recorded"); measured again and written
+        by sidebyside.finish(), a scheduler the kernel ejected left out as
+        the run itself does.
+
 collect() returns a Collected: what to print (.text), the files written
 (.paths) and whether the run passed (.passed).
 """
@@ -32,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import bench, host, image, paths, report, stress, topology, vm, waste
+from . import (bench, host, image, paths, provenance, report, sidebyside, stress,
+               topology, vm, waste)
 from .util import HarnessError
 
 
@@ -45,7 +53,7 @@ class Collected:
     """One collected run.  `data`: stress: the summary written (as
     stress.run() returns it); bench: report.write()'s dict ("table", "json",
     "txt", maybe "png")."""
-    kind: str                  # "stress", "bench" or "host-bench"
+    kind: str                  # "stress", "bench", "host-bench" or "sidebyside"
     passed: bool               # stress: the verdict; bench: always (failures raise)
     text: str                  # the report to print (stress.report() / the table)
     paths: list[Path]          # files written
@@ -62,8 +70,8 @@ def read_meta(run_dir: Path) -> dict[str, Any]:
         text = path.read_text()
     except FileNotFoundError:
         raise CollectError(f"{path} is missing: {run_dir} was not written by a run that "
-                           f"records what it was (stress, bench or bench --host), so it cannot be "
-                           f"collected") from None
+                           f"records what it was (stress, bench, bench --host or "
+                           f"side-by-side), so it cannot be collected") from None
     except OSError as e:
         raise CollectError(f"{path}: {e}") from None
     try:
@@ -211,7 +219,53 @@ def collect_host_bench(run_dir: Path, meta: dict[str, Any], outdir: Path | None)
                      [v for k, v in res.items() if k != "table"], res, len(runs))
 
 
-KINDS = {"stress": collect_stress, "bench": collect_bench, host.RUN_KIND: collect_host_bench}
+def collect_sidebyside(run_dir: Path, meta: dict[str, Any], outdir: Path | None) -> Collected:
+    run_json = run_dir / vm.RUN_META
+    spec_json = _field(meta, "spec", dict, run_dir)
+    variant = _field(meta, "variant", str, run_dir)
+    try:
+        spec = sidebyside.Spec.from_json(spec_json)
+        preset = topology.get(spec.preset)
+    except HarnessError as e:
+        raise CollectError(f"{run_json}: {e}") from None
+    console = run_dir / "console.log"
+    console_text = _read(console)
+    errs = vm.kernel_errors(console_text)
+    if errs:
+        raise CollectError(f"{console}: the kernel reported errors, the run does not count:\n"
+                           + "\n".join(f"    {e}" for e in errs[:10]))
+    out = run_dir / "output.log"
+    parsed = image.parse_output(_read(out))
+    if parsed is None:
+        raise CollectError(f"{out}: no {image.BEGIN} / END markers: the guest output is "
+                           f"truncated (guest died or timed out?)")
+    if parsed.rc != 0:
+        raise CollectError(f"{out}: the guest script exited with rc={parsed.rc}")
+    sections = parsed.sections
+    loads = sidebyside.plan(spec)
+    build_meta = meta.get("build")
+    md = provenance.provenance({variant: build_meta} if isinstance(build_meta, dict) else None)
+    md.update({"preset": spec.preset, "kernel_variant": variant,
+               "peers": meta.get("peers", "not recorded"),
+               "scx_idlesteal_sha256": meta.get("scx_idlesteal_sha256", "not recorded"),
+               "guest": {"uname": sections.get("meta", "").strip().splitlines()[:1],
+                         "run_dir": str(run_dir), "collected": True,
+                         "runs": sum(len(ld.runs) for ld in loads)}})
+    try:
+        topology.verify(preset, sections.get("topology", ""))
+        res: dict[str, Any] = sidebyside.finish(spec, loads, sections, md,
+                                                outdir or sidebyside.results_dir(),
+                                                console=console_text)
+    except (HarnessError, ValueError, KeyError, IndexError) as e:
+        raise CollectError(f"{out}: {e}") from None
+    n = sum(1 for ld in loads for r in ld.runs
+            if not r.warmup and ld.contender.name not in res.get("dropped", {}))
+    return Collected(sidebyside.RUN_KIND, True, res["table"],
+                     [v for k, v in res.items() if isinstance(v, Path)], res, n)
+
+
+KINDS = {"stress": collect_stress, "bench": collect_bench, host.RUN_KIND: collect_host_bench,
+         sidebyside.RUN_KIND: collect_sidebyside}
 
 
 def collect(run_dir: Path, outdir: Path | None = None) -> Collected:

@@ -30,11 +30,12 @@ apart from are listed with it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import shlex
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Iterable
 from pathlib import Path
 
 from . import (build, image, paths, peers, procstat, provenance, report, schedstat, scx,
@@ -195,8 +196,33 @@ class Spec:
                 "contenders": [asdict(c) for c in self.contenders],
                 "entries": [{"workload": e.workload, "levels": e.levels,
                              "size": e.size or e.wl.default_size,
-                             "command": self.command(i, e.levels[0])}
+                             "command": self.command(i, e.levels[0]),
+                             **({"custom": e.custom} if e.custom is not None else {})}
                             for i, e in enumerate(self.entries)]}
+
+    @classmethod
+    def from_json(cls, d: Any) -> "Spec":
+        """A Spec back from to_json() (`idlesteal collect` of a kept run);
+        each entry's command must come out as the run recorded it (a
+        workload redefined since would measure something else)."""
+        try:
+            cs = [Contender(str(c["name"]), tuple(c["features"]), tuple(c["loader"]),
+                            str(c["ops"])) for c in d["contenders"]]
+            entries = [suite.Entry(str(d["preset"]), str(e["workload"]),
+                                   [int(x) for x in e["levels"]], int(e["size"]),
+                                   e.get("custom")) for e in d["entries"]]
+            spec = cls(str(d["preset"]), entries, cs, int(d["reps"]), bool(d["warmup"]),
+                       bool(d["waste"]))
+            for i, e in enumerate(d["entries"]):
+                now = spec.command(i, entries[i].levels[0])
+                if now != e["command"]:
+                    raise SideBySideError(f"{e['workload']}: the run's command was "
+                                          f"{shlex.join(e['command'])}, the workload "
+                                          f"now gives {shlex.join(now)}")
+            return spec
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise SideBySideError(f"the side-by-side spec does not read back "
+                                  f"({type(e).__name__}: {e})") from None
 
 
 def rotation(names: list[str], rep: int) -> list[str]:
@@ -346,6 +372,62 @@ def check_state(run: Run, c: Contender, text: str) -> None:
         want = f"enabled {c.ops}" if c.loader else "disabled"
         raise SideBySideError(f"{run.tag} ({c.name}): sched_ext reads {' '.join(words)!r} "
                               f"after the run, want {want!r} (ejected?)")
+
+
+def ejected(spec: Spec, loads: list[Load], sections: dict[str, str],
+            console: str = "") -> dict[str, str]:
+    """The sched_ext contenders to leave out of a boot's results, name ->
+    why: those not in charge after one of their runs (check_state()) and
+    those the kernel's console says it ejected (scx.EJECTED: a stall, an
+    error).  A contender is left out whole, every repetition: the runs it
+    finished before the ejection are of a scheduler that does not survive
+    the plan.  An ejection on the console is put on the contenders whose
+    runs saw it, else on every contender registering under that name (two
+    scx_idlesteal variants share "idlesteal"); one naming none of them
+    raises, as does an EEVDF contender finding sched_ext in charge."""
+    out: dict[str, str] = {}
+    for ld in loads:
+        for r in ld.runs:
+            state = sections.get(f"{r.tag}.state")
+            if state is None or not ld.contender.loader or ld.contender.name in out:
+                continue                  # a missing section: collect() says so
+            try:
+                check_state(r, ld.contender, state)
+            except SideBySideError as e:
+                out[ld.contender.name] = f"{e} (load {ld.index}, repetition {ld.rep})"
+    for m in scx.EJECTED.finditer(console):
+        ops, why = m.group(1), m.group(2)
+        named = [c for c in spec.contenders if c.loader and ops_matches(ops, c.ops)]
+        if not named:
+            raise SideBySideError(f"the console says {m.group(0)!r}, and none of the "
+                                  f"schedulers registers as {ops!r}")
+        for c in [c for c in named if c.name in out] or named:
+            first = f"the kernel ejected it ({why})"
+            out[c.name] = first if c.name not in out or out[c.name].startswith(first) \
+                else f"{first}: {out[c.name]}"
+    return out
+
+
+def without(spec: Spec, loads: list[Load], names: Iterable[str]) -> tuple[Spec, list[Load]]:
+    """The plan with the contenders `names` left out (ejected()); the
+    baseline and at least one other must stay."""
+    gone = set(names)
+    if not gone:
+        return spec, loads
+    if spec.contenders[0].name in gone:
+        raise SideBySideError(f"the baseline {spec.contenders[0].name} cannot be left out")
+    kept = [c for c in spec.contenders if c.name not in gone]
+    if len(kept) < 2:
+        raise SideBySideError(f"{spec.preset}: only {kept[0].name} is left once "
+                              f"{', '.join(sorted(gone))} are left out: nothing to compare")
+    return (dataclasses.replace(spec, contenders=kept),
+            [ld for ld in loads if ld.contender.name not in gone])
+
+
+def left_out_lines(dropped: dict[str, str]) -> str:
+    """The table's lines for the contenders ejected() left out."""
+    return "".join(f"  {name}: left out of this boot's results: {why}\n"
+                   for name, why in dropped.items())
 
 
 def collect(spec: Spec, loads: list[Load], sections: dict[str, str],
@@ -670,6 +752,9 @@ def estimate_seconds(spec: Spec, outdir: Path | None = None) -> float:
         return nruns * 3.0 + len(loads) * 6.0
 
 
+RUN_KIND = "sidebyside"      # run.json's kind (collect.py)
+
+
 def run(spec: Spec, kernel: Path, variant: str, outdir: Path) -> dict:
     """One boot: every contender, every workload; writes
     outdir/<preset>.{txt,json,png}; returns {"txt", "json", "table"} and
@@ -685,32 +770,40 @@ def run(spec: Spec, kernel: Path, variant: str, outdir: Path) -> dict:
     log(f"side by side on {spec.preset}: {', '.join(c.name for c in cs)}; {len(loads)} loads, "
         f"{nruns} runs (about {estimate_seconds(spec, outdir) / 60:.0f} min)")
     build_meta = build.read_meta(variant)
+    versions = peers.versions(tuple(c.binary for c in cs if c.binary in peers.PEERS))
     res = vm.run_script(script(spec, loads), preset, kernel, initrd,
                         timeout=300 + 30 * nruns, name="sidebyside",
-                        meta={"kind": "sidebyside", "spec": spec.to_json(), "variant": variant})
+                        meta={"kind": RUN_KIND, "spec": spec.to_json(), "variant": variant,
+                              "build": build_meta, "peers": versions,
+                              "scx_idlesteal_sha256": scx.source_digest()})
     preset.verify(res.sections.get("topology", ""))
     console = res.console.read_text(errors="replace")
-    ejected = scx.EJECTED.search(console)
-    if ejected:
-        raise HarnessError(f"{ejected.group(0)} (console {res.console})")
     meta = provenance.provenance({variant: build_meta})
     meta.update({"preset": spec.preset, "kernel_variant": variant,
-                 "peers": peers.versions(tuple(c.binary for c in cs if c.binary in peers.PEERS)),
-                 "scx_idlesteal_sha256": scx.source_digest(),
+                 "peers": versions, "scx_idlesteal_sha256": scx.source_digest(),
                  "guest": {"uname": res.sections.get("meta", "").strip().splitlines()[:1],
                            "run_dir": str(res.run_dir), "boot_seconds": round(res.boot_seconds, 1),
                            "total_seconds": round(res.seconds, 1), "runs": nruns,
                            "stale_code_retries": [str(d) for d in res.retried]}})
-    return finish(spec, loads, res.sections, meta, outdir)
+    return finish(spec, loads, res.sections, meta, outdir, console=console)
 
 
 def finish(spec: Spec, loads: list[Load], sections: dict[str, str], meta: dict, outdir: Path,
-           topo: wst.Topology | None = None, beside: str = "") -> dict:
+           topo: wst.Topology | None = None, beside: str = "", console: str = "") -> dict:
     """A boot's (or host run's) output measured and written:
     outdir/<preset>.{txt,json,png} and the timelines; `topo` the machine's
     (default the preset's), `beside` text under the table (host mode's
-    offer).  Returns {"txt", "json", "table"}, "png" when matplotlib drew
-    it, and "timelineN"."""
+    offer), `console` the guest's kernel log (a host run has none: only
+    the state after each run tells an ejection there).  A contender
+    ejected() names is left out, said under the table and in
+    meta["dropped"].  Returns {"txt", "json", "table", "dropped"}, "png"
+    when matplotlib drew it, and "timelineN"."""
+    dropped = ejected(spec, loads, sections, console)
+    for name, why in dropped.items():
+        log(f"{spec.preset}: {name} left out: {why}")
+    spec, loads = without(spec, loads, dropped)
+    meta = {**meta, "dropped": dropped}
+    beside = left_out_lines(dropped) + beside
     ms = collect(spec, loads, sections, topo)
     rows = summarize(spec, ms)
     steals = idlesteal_steals(loads, sections)
@@ -721,7 +814,7 @@ def finish(spec: Spec, loads: list[Load], sections: dict[str, str], meta: dict, 
                                  "steals": steals, "loaders": loader_tails(loads, sections),
                                  "measurements": [m.to_json() for m in ms]}, indent=1) + "\n")
     tpath.write_text(text)
-    out = {"txt": tpath, "json": jpath, "table": text}
+    out = {"txt": tpath, "json": jpath, "table": text, "dropped": dropped}
     png = outdir / f"{spec.preset}.png"
     if plot(spec, rows, png):
         out["png"] = png

@@ -265,3 +265,56 @@ def test_collect_command_on_a_host_run_dir(tmp_path: Path, capsys):
     out = capsys.readouterr().out
     assert rc == 0 and "host run: no guest console" in out
     assert f"wrote {tmp_path / 'out' / 'hostrun.json'}" in out
+
+
+# ---------------------------------------------------------------- side by side
+
+def sbs_run_dir(tmp_path: Path, console: str = CONSOLE, **extra) -> tuple[Path, "object"]:
+    """A kept side-by-side boot: the real 2x2x2 capture (six schedulers,
+    2 repetitions, untraced) with run.json as sidebyside.run() writes it."""
+    from idlesteal import sidebyside as sbs, suite
+    s = sbs.Spec("2x2x2", suite.parse("2x2x2 hackbench 2 50"), sbs.contenders(sbs.DEFAULT), 2,
+                 waste=False)
+    parsed = image.parse_output((DATA / "sidebyside-2x2x2.txt").read_text())
+    assert parsed is not None
+    meta = {"kind": "sidebyside", "spec": s.to_json(), "variant": "scx", **extra}
+    return run_dir(tmp_path, meta, output_log(parsed.sections), console), s
+
+
+def test_sidebyside_run_dir_collects_and_leaves_out_an_ejected_peer(tmp_path: Path):
+    from idlesteal import sidebyside as sbs
+    stall = ('[  411.2] sched_ext: BPF scheduler "cosmos_1.1.7_x86_64_unknown_linux_gnu" '
+             'disabled (runnable task stall)\n')
+    d, s = sbs_run_dir(tmp_path, CONSOLE + stall, build={"variant": "scx"},
+                       peers={"scx_p2dq": "1.1.4"})
+    res = collect.collect(d, tmp_path / "out")
+    assert res.kind == "sidebyside" and res.passed
+    assert res.data["dropped"] == {"scx_cosmos": "the kernel ejected it (runnable task stall)"}
+    assert res.measurements == 5 * 2
+    data = json.loads((tmp_path / "out" / "2x2x2.json").read_text())
+    assert "scx_cosmos" not in data["rows"][0]["contenders"]
+    assert data["meta"]["guest"]["collected"] is True and data["meta"]["peers"] == \
+        {"scx_p2dq": "1.1.4"}
+    assert data["meta"]["builds"] == {"scx": {"variant": "scx"}}
+    assert "scx_cosmos: left out" in res.text and (tmp_path / "out" / "2x2x2.txt") in res.paths
+    # a run kept before run.json carried the build and the peers' versions
+    d2, _ = sbs_run_dir(tmp_path / "old")
+    data = json.loads((collect.collect(d2, tmp_path / "out2").data["json"]).read_text())
+    assert data["meta"]["peers"] == "not recorded" and data["meta"]["builds"] == {}
+    assert data["meta"]["dropped"] == {}
+
+
+def test_sidebyside_run_dir_that_cannot_be_collected(tmp_path: Path):
+    d, s = sbs_run_dir(tmp_path, CONSOLE + KASAN)
+    with pytest.raises(collect.CollectError, match="the kernel reported errors"):
+        collect.collect(d)
+    d, s = sbs_run_dir(tmp_path / "b")
+    meta = json.loads((d / vm.RUN_META).read_text())
+    meta["spec"]["entries"][0]["levels"] = ["x"]
+    (d / vm.RUN_META).write_text(json.dumps(meta))
+    with pytest.raises(collect.CollectError, match="does not read back"):
+        collect.collect(d)
+    d, s = sbs_run_dir(tmp_path / "c")
+    (d / "output.log").write_text((d / "output.log").read_text().split("@@IDLESTEAL END")[0])
+    with pytest.raises(collect.CollectError, match="truncated"):
+        collect.collect(d)

@@ -2,6 +2,7 @@
 statistics and the call; peers: cargo's version and install records."""
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -452,3 +453,108 @@ def test_run_counters_and_the_kick_columns():
           for i in range(3)]
     text = sbs.table(s, sbs.summarize(s, ms))
     assert "kicks" in text and "pulled" in text and "STEAL_KICK IPIs sent" in text
+
+
+# ---------------------------------------------------------------- a scheduler ejected
+
+STALL = ('[  411.219090] sched_ext: BPF scheduler "p2dq_1.1.4_x86_64_unknown_linux_gnu" '
+         'disabled (runnable task stall)\n')
+
+
+def test_an_ejected_scheduler_is_left_out_and_the_others_kept(tmp_path):
+    """The 2x4x2 boots of 2026-11-26 lost every scheduler's results to one
+    peer's stall; now that peer alone is left out, and said to be."""
+    s = spec()
+    loads = sbs.plan(s)
+    sections = capture()
+    victim = [ld for ld in loads if ld.contender.name == "scx_p2dq"][1]
+    sections[f"{victim.runs[-1].tag}.state"] = "disabled \n"   # its measured run
+    res = sbs.finish(s, loads, sections, {"preset": "2x2x2"}, tmp_path, console=STALL)
+    why = res["dropped"]["scx_p2dq"]
+    assert set(res["dropped"]) == {"scx_p2dq"}
+    assert why.startswith("the kernel ejected it (runnable task stall): ")
+    assert f"load {victim.index}, repetition 1" in why
+    data = json.loads(res["json"].read_text())
+    kept = [c for c in sbs.DEFAULT if c != "scx_p2dq"]
+    assert [c["name"] for c in data["spec"]["contenders"]] == kept
+    assert set(data["rows"][0]["contenders"]) == set(kept)
+    assert {m["contender"] for m in data["measurements"]} == set(kept)
+    assert data["meta"]["dropped"] == res["dropped"]
+    assert "5 schedulers" in res["table"]
+    assert "scx_p2dq: left out of this boot's results: the kernel ejected it" in res["table"]
+
+
+def test_an_ejection_the_state_did_not_see_still_leaves_it_out(tmp_path):
+    # a loader that restarts itself is in charge again by the next state read
+    s = spec()
+    res = sbs.finish(s, sbs.plan(s), capture(), {}, tmp_path, console=STALL)
+    assert res["dropped"] == {"scx_p2dq": "the kernel ejected it (runnable task stall)"}
+    # nothing ejected: nothing left out, the plan as it was
+    res = sbs.finish(s, sbs.plan(s), capture(), {}, tmp_path / "b", console="")
+    assert res["dropped"] == {} and "left out" not in res["table"]
+
+
+def shared_ops() -> tuple[sbs.Spec, list[sbs.Load], dict[str, str]]:
+    """eevdf and two scx_idlesteal variants (both register as "idlesteal"),
+    each run's state as a good run leaves it."""
+    s = spec(("eevdf", "scx_idlesteal", "scx_idlesteal-nokick"))
+    loads = sbs.plan(s)
+    sections = {f"{r.tag}.state": ("enabled idlesteal\n" if ld.contender.loader
+                                   else "disabled \n")
+                for ld in loads for r in ld.runs}
+    return s, loads, sections
+
+
+def test_a_shared_ops_name_is_put_on_the_load_that_saw_it():
+    s, loads, sections = shared_ops()
+    stall = STALL.replace("p2dq_1.1.4_x86_64_unknown_linux_gnu", "idlesteal")
+    # no run saw it: both variants register as "idlesteal", both are left out
+    assert set(sbs.ejected(s, loads, sections, stall)) == {"scx_idlesteal",
+                                                          "scx_idlesteal-nokick"}
+    nokick = next(ld for ld in loads if ld.contender.name == "scx_idlesteal-nokick")
+    sections[f"{nokick.runs[-1].tag}.state"] = "disabled \n"
+    got = sbs.ejected(s, loads, sections, stall)
+    assert list(got) == ["scx_idlesteal-nokick"]
+    assert "reads 'disabled' after the run" in got["scx_idlesteal-nokick"]
+    # the state alone, no console (host mode)
+    assert list(sbs.ejected(s, loads, sections)) == ["scx_idlesteal-nokick"]
+
+
+def test_an_ejection_naming_no_scheduler_of_the_plan_raises():
+    s, loads, sections = shared_ops()
+    with pytest.raises(sbs.SideBySideError, match="none of the schedulers registers as "
+                                                  "'p2dq_1.1.4"):
+        sbs.ejected(s, loads, sections, STALL)
+    # an EEVDF run with a BPF scheduler in charge is not an ejection: nothing
+    # is left out, and collect()'s check_state() fails the boot
+    eevdf = next(ld for ld in loads if ld.contender.name == "eevdf")
+    sections[f"{eevdf.runs[1].tag}.state"] = "enabled idlesteal\n"
+    assert sbs.ejected(s, loads, sections) == {}
+    with pytest.raises(sbs.SideBySideError, match="want 'disabled'"):
+        sbs.check_state(eevdf.runs[1], eevdf.contender, "enabled idlesteal\n")
+
+
+def test_the_baseline_and_one_other_must_stay():
+    s, loads, _ = shared_ops()
+    assert sbs.without(s, loads, []) == (s, loads)
+    s2, l2 = sbs.without(s, loads, ["scx_idlesteal"])
+    assert [c.name for c in s2.contenders] == ["eevdf", "scx_idlesteal-nokick"]
+    assert {ld.contender.name for ld in l2} == {"eevdf", "scx_idlesteal-nokick"}
+    with pytest.raises(sbs.SideBySideError, match="only eevdf is left"):
+        sbs.without(s, loads, ["scx_idlesteal", "scx_idlesteal-nokick"])
+    with pytest.raises(sbs.SideBySideError, match="baseline eevdf"):
+        sbs.without(s, loads, ["eevdf"])
+
+
+def test_spec_reads_back_from_its_json():
+    s = spec(waste=True, text="2x2x2 hackbench 2,4 50\n2x2x2 sysbench-mutex 4 1000")
+    back = sbs.Spec.from_json(json.loads(json.dumps(s.to_json())))
+    assert back.to_json() == s.to_json()
+    assert [ld.runs for ld in sbs.plan(back)] == [ld.runs for ld in sbs.plan(s)]
+    d = s.to_json()
+    d["entries"][0]["command"] = ["hackbench", "-g", "3"]
+    with pytest.raises(sbs.SideBySideError, match="the run's command was hackbench -g 3"):
+        sbs.Spec.from_json(d)
+    del d["contenders"]
+    with pytest.raises(sbs.SideBySideError, match="does not read back .KeyError"):
+        sbs.Spec.from_json(d)
