@@ -14,9 +14,9 @@ itself (nothing that existed before bases moves), any other base lives in
 `patches`: the base's own series, a directory of the repository holding
 `git format-patch` output, its `series` file and cover letter, exported from
 that base's tree (`idlesteal --base B export`): `patches/` for the default
-base, `patches/ports/<name>/` for a port (7.3: the rebase, issue 22).  None
-for a base the series does not apply to yet (6.12): it builds without it
-(its `variants.<name>` file lists what can be built there).
+base, `patches/ports/<name>/` for a port (7.3: the rebase, 6.12: the backport;
+issue 22).  None for a base the series does not apply to: it builds
+without it (its `variants.<name>` file lists what can be built there).
 """
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ class Base:
     suite: str           # the Debian suite that serves `version`
     patches: str | None  # the base's series: a directory of the repository, or None
     variants: str        # configs/<variants>: the kernel variants of this base
+    schedstat: int = 17  # the /proc/schedstat version it prints (6.12: 16)
 
     @property
     def series(self) -> bool:
@@ -63,7 +64,7 @@ BASES: dict[str, Base] = {b.name: b for b in (
          "sid", "patches", "variants"),
     Base("6.12", "linux-source-6.12", "6.12.117-1",
          "9141325315c7f1eca682113d185a8c77c82814aa6e32f7e127e61d6106403835",
-         "trixie", None, "variants.6.12"),
+         "trixie", "patches/ports/6.12", "variants.6.12", schedstat=16),
 )}
 # The series' own base; `build/` is its build directory.
 DEFAULT = "7.2"

@@ -11,6 +11,14 @@ versions that append fields), optionally followed by the per-CPU lines of
     cpu#<N>[, <MHz> MHz]
       .<name>      : <integer>
 
+Version 16 (6.12 LTS, the backport's base) has no domain name and 8 lb
+fields per idle type, one lb_imbalance where 17 has four kinds:
+    domain<K> <cpumask> <3 idle types x 8 lb fields> <12 fields>
+Such a domain is named by the `domname <cpu> <level> <name>` lines the
+guest's schedsnap adds from sched/domains, else by its line key (domain0,
+domain1, ...), where the per-name figures that look for MC
+(bench.idle_split()) read 0; the lb fields 17 added read 0 (Domain.lb
+keeps what the kernel printed).
 The series keeps /proc/schedstat at version 17 and reports its counters
 (steal_tasks, steal_failed, steal_search_ns) and the cost estimate
 (avg_steal_cost) in debugfs, by name.  The 11-patch series of v1 appended
@@ -29,6 +37,11 @@ IDLE_TYPES = ("busy", "idle", "newidle")  # __CPU_NOT_IDLE, CPU_IDLE, CPU_NEWLY_
 LB_FIELDS = ("lb_count", "lb_balanced", "lb_failed", "lb_imbalance_load",
              "lb_imbalance_util", "lb_imbalance_task", "lb_imbalance_misfit", "lb_gained",
              "lb_hot_gained", "lb_nobusyq", "lb_nobusyg")
+# Version 16: one imbalance field, no domain name.
+LB_FIELDS_V16 = ("lb_count", "lb_balanced", "lb_failed", "lb_imbalance", "lb_gained",
+                 "lb_hot_gained", "lb_nobusyq", "lb_nobusyg")
+# The oldest version read: 6.12's.
+MIN_VERSION = 16
 DOMAIN_FIELDS = ("alb_count", "alb_failed", "alb_pushed", "sbe_count", "sbe_balanced",
                  "sbe_pushed", "sbf_count", "sbf_balanced", "sbf_pushed", "ttwu_wake_remote",
                  "ttwu_move_affine", "ttwu_move_balance")
@@ -99,14 +112,14 @@ class Schedstat:
         return sum(c.get(name) for c in self.cpus.values())
 
     def lb_total(self, idle_type: str, name: str) -> int:
-        return sum(d.lb[idle_type][name] for c in self.cpus.values() for d in c.domains)
+        return sum(d.lb[idle_type].get(name, 0) for c in self.cpus.values() for d in c.domains)
 
     def lb_by_domain(self, idle_type: str, name: str) -> dict[str, int]:
         """An LB field summed over CPUs, per domain name (SMT, MC, PKG, ...)."""
         out: dict[str, int] = {}
         for c in self.cpus.values():
             for d in c.domains:
-                out[d.name] = out.get(d.name, 0) + d.lb[idle_type][name]
+                out[d.name] = out.get(d.name, 0) + d.lb[idle_type].get(name, 0)
         return out
 
 
@@ -122,7 +135,7 @@ def parse(text: str) -> Schedstat:
     cpus: dict[int, Cpu] = {}
     current: Cpu | None = None
     debug_cpu: Cpu | None = None
-    nlb = len(IDLE_TYPES) * len(LB_FIELDS)
+    names: dict[tuple[int, int], str] = {}    # (cpu, level) -> name (version 16)
     for lineno, line in enumerate(text.splitlines(), 1):
         tok = line.split()
         if not tok:
@@ -131,10 +144,15 @@ def parse(text: str) -> Schedstat:
         where = f"line {lineno} ({key})"
         if key == "version":
             version = int(tok[1])
-            if version < 17:
-                raise SchedstatError(f"schedstat version {version} < 17 is not supported")
+            if version < MIN_VERSION:
+                raise SchedstatError(f"schedstat version {version} < {MIN_VERSION} "
+                                     "is not supported")
         elif key == "timestamp":
             timestamp = int(tok[1])
+        elif key == "domname":
+            if len(tok) != 4 or not (tok[1].isdigit() and tok[2].isdigit()):
+                raise SchedstatError(f"{where}: bad domain name line {line[:60]!r}")
+            names[(int(tok[1]), int(tok[2]))] = tok[3]
         elif key.startswith("cpu#"):
             n = key[4:].rstrip(",")
             if not n.isdigit():
@@ -156,16 +174,21 @@ def parse(text: str) -> Schedstat:
         elif key.startswith("domain") and key[6:].isdigit():
             if current is None:
                 raise SchedstatError(f"{where}: domain line before any cpu line")
-            if len(tok) < 3:
-                raise SchedstatError(f"{where}: missing name or mask")
-            vals = _ints(tok[3:], where)
+            named = version is None or version >= 17
+            head = 3 if named else 2
+            lbf = LB_FIELDS if named else LB_FIELDS_V16
+            nlb = len(IDLE_TYPES) * len(lbf)
+            if len(tok) < head:
+                raise SchedstatError(f"{where}: missing {'name or ' if named else ''}mask")
+            vals = _ints(tok[head:], where)
             if len(vals) < nlb + len(DOMAIN_FIELDS):
                 raise SchedstatError(f"{where}: {len(vals)} fields, expected >= "
                                      f"{nlb + len(DOMAIN_FIELDS)}")
-            lb = {it: dict(zip(LB_FIELDS, vals[i * len(LB_FIELDS):(i + 1) * len(LB_FIELDS)]))
+            lb = {it: dict(zip(lbf, vals[i * len(lbf):(i + 1) * len(lbf)]))
                   for i, it in enumerate(IDLE_TYPES)}
             tail = vals[nlb:]
-            current.domains.append(Domain(int(key[6:]), tok[1], tok[2], lb,
+            name, mask = (tok[1], tok[2]) if named else (key, tok[1])
+            current.domains.append(Domain(int(key[6:]), name, mask, lb,
                                           dict(zip(DOMAIN_FIELDS, tail)),
                                           tail[len(DOMAIN_FIELDS):]))
         else:
@@ -174,6 +197,9 @@ def parse(text: str) -> Schedstat:
         raise SchedstatError("no version line")
     if not cpus:
         raise SchedstatError("no cpu lines")
+    for c in cpus.values():
+        for d in c.domains:
+            d.name = names.get((c.cpu, d.level), d.name)
     return Schedstat(version, timestamp or 0, cpus)
 
 

@@ -2,6 +2,8 @@
 check, and the directories each base builds in."""
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from pathlib import Path
 
@@ -38,10 +40,10 @@ def test_default_base_is_the_series_base():
     assert d.patches == "patches"                    # patches/ as before bases
     assert (d.package, d.version, d.sha256, d.suite) == (
         source.PACKAGE, source.PINNED_VERSION, source.PINNED_SHA256, source.SUITE)
-    # 7.3 has the rebase (issue 22); 6.12 no series yet.
+    # 7.3 has the rebase, 6.12 the backport (issue 22).
     assert {b.name: b.patches for b in bases.BASES.values()} == {
-        "7.3": "patches/ports/7.3", "7.2": "patches", "6.12": None}
-    assert [b.name for b in bases.BASES.values() if b.series] == ["7.3", bases.DEFAULT]
+        "7.3": "patches/ports/7.3", "7.2": "patches", "6.12": "patches/ports/6.12"}
+    assert [b.name for b in bases.BASES.values() if b.series] == ["7.3", bases.DEFAULT, "6.12"]
 
 
 def variant_words(name: str) -> dict[str, list[str]]:
@@ -63,24 +65,24 @@ def test_ports_have_the_scx_variant():
             assert all((paths.configs_dir() / w).is_file() for w in v if w[0] not in "%@")
 
 
-def test_a_port_without_a_series_has_no_series_variant():
-    words = variant_words("6.12")
-    assert not any("steal.config" in w or w.startswith("%") for v in words.values() for w in v)
-
-
 def test_a_port_with_a_series_has_the_series_variants():
-    """7.3 (the rebase): steal (KUnit), debug (the stress suite's kernel) and
-    the %base variants without the series, with the default base's
-    fragments and sysctl-7.3.config right after guest.config."""
-    words = variant_words("7.3")
-    g = ["guest.config", "sysctl-7.3.config"]
-    assert words["steal"] == [*g, "steal.config", "trace.config"]
-    assert words["debug"] == [*g, "steal.config", "debug.config"]
-    assert words["base"] == [*g, "trace.config"]
-    assert words["mainline"] == ["%base", *g, "trace.config"]
-    assert words["mainline-debug"] == ["%base", *g, "debug.config"]
-    for name in ("steal", "debug", "mainline", "mainline-debug"):
-        assert set(words[name]) - set(g) <= set(variant_words(bases.DEFAULT)[name]), name
+    """7.3 (the rebase) and 6.12 (the backport): steal (KUnit), debug (the
+    stress suite's kernel) and the %base variants without the series, with
+    the default base's fragments (on 7.3 sysctl-7.3.config right after
+    guest.config)."""
+    for base in ("7.3", "6.12"):
+        words = variant_words(base)
+        g = ["guest.config", "sysctl-7.3.config"] if base == "7.3" else ["guest.config"]
+        assert words["steal"] == [*g, "steal.config", "trace.config"]
+        assert words["debug"] == [*g, "steal.config", "debug.config"]
+        assert words["base"] == [*g, "trace.config"]
+        assert words["mainline"] == ["%base", *g, "trace.config"]
+        names = ["steal", "debug", "mainline"]
+        if base == "7.3":
+            assert words["mainline-debug"] == ["%base", *g, "debug.config"]
+            names.append("mainline-debug")
+        for name in names:
+            assert set(words[name]) - set(g) <= set(variant_words(bases.DEFAULT)[name]), name
 
 
 def test_current_and_select(monkeypatch):
@@ -116,11 +118,12 @@ def test_base_option_is_checked(root, capsys):
 
 
 def test_variant_is_checked_against_the_bases_list(root, capsys):
-    # 6.12 has no series: no steal variant there, and the message says whose list.
+    # 6.12's list has no mainline-debug, and the message says whose list.
     with pytest.raises(SystemExit) as e:
-        cli.parser().parse_args(["--base", "6.12", "kernel", "--variant", "steal"])
+        cli.parser().parse_args(["--base", "6.12", "kernel", "--variant", "mainline-debug"])
     assert e.value.code == 2
-    assert "want a kernel variant of configs/variants.6.12: base, scx" in capsys.readouterr().err
+    assert ("want a kernel variant of configs/variants.6.12: base, mainline, steal, debug, scx"
+            in capsys.readouterr().err)
 
 
 def test_unknown_base_in_the_environment_stops_the_command(root, monkeypatch, capsys):
@@ -176,15 +179,23 @@ def test_wanted_version_follows_the_base(monkeypatch):
     assert source.wanted_version() == "6.12.117-1"
 
 
+def without_series(monkeypatch, name: str = "6.12") -> None:
+    """Select a copy of base `name` that has no series of its own (every
+    known base has one now; a new base starts without)."""
+    monkeypatch.setitem(bases.BASES, name, dataclasses.replace(bases.get(name), patches=None))
+    monkeypatch.setenv(bases.ENV, name)
+
+
 def test_no_series_on_a_port(monkeypatch, tmp_path):
-    monkeypatch.setenv(bases.ENV, "6.12")
+    without_series(monkeypatch)
     assert tree.read_series() == []
     with pytest.raises(HarnessError, match="no series of its own"):
         tree.export(tree=tmp_path, pdir=None)
 
 
 def test_each_series_has_its_own_directory(monkeypatch):
-    for name, rel in (("7.2", "patches"), ("7.3", "patches/ports/7.3"), ("6.12", "patches")):
+    for name, rel in (("7.2", "patches"), ("7.3", "patches/ports/7.3"),
+                      ("6.12", "patches/ports/6.12")):
         monkeypatch.setenv(bases.ENV, name)
         assert paths.patches_dir() == paths.REPO / rel
         assert tree.series_path() == paths.REPO / rel / "series"
@@ -202,6 +213,26 @@ def test_the_7_3_series_is_the_default_bases_rebased(monkeypatch):
     assert subjects["7.3"] == subjects["7.2"] and len(subjects["7.3"]) >= 9
 
 
+def test_the_6_12_series_is_the_default_bases_backported(monkeypatch):
+    """patches/ports/6.12/: the numbered series of 7.2 in the same order,
+    the separate patches but the SMT one (6.12's select_idle_capacity() has
+    no idle-core tier), a cover letter that says what changed."""
+    subjects = {}
+    for name in ("7.2", "6.12"):
+        monkeypatch.setenv(bases.ENV, name)
+        subjects[name] = [tree.patch_subject(p) for p in tree.read_series()]
+    numbered = [s for s in subjects["7.2"] if s not in tree.SEPARATE_SUBJECTS]
+    assert len(numbered) >= 9
+    assert subjects["6.12"][:len(numbered)] == numbered
+    rest = subjects["6.12"][len(numbered):]
+    assert rest and all(s in tree.SEPARATE_SUBJECTS for s in rest)
+    assert [s for s in subjects["7.2"] if s not in rest and s not in numbered] == [
+        s for s in subjects["7.2"] if "SMT core" in s]
+    monkeypatch.setenv(bases.ENV, "6.12")
+    cover = (paths.patches_dir() / "cover-letter.txt").read_text()
+    assert "6.12" in cover and "throttle_cfs_rq()" in cover
+
+
 def test_stress_knows_7_3_has_the_series(monkeypatch):
     from idlesteal import stress
     monkeypatch.setenv(bases.ENV, "7.3")
@@ -214,7 +245,7 @@ def test_base_in_every_results_provenance(monkeypatch):
     prov = provenance.provenance({}, qemu="/nonexistent/qemu")
     assert prov["base"] == {"name": "6.12", "package": "linux-source-6.12",
                             "version": "6.12.117-1", "sha256": bases.get("6.12").sha256,
-                            "suite": "trixie", "series": False}
+                            "suite": "trixie", "series": True}
 
 
 def test_jobs_from_the_environment(monkeypatch):
@@ -228,6 +259,8 @@ def test_jobs_from_the_environment(monkeypatch):
 def test_stress_knows_a_port_has_no_series(monkeypatch):
     from idlesteal import stress
     monkeypatch.setenv(bases.ENV, "6.12")
+    assert stress.series_kernel("steal") and not stress.series_kernel("mainline")
+    without_series(monkeypatch)
     assert not stress.series_kernel("scx") and not stress.series_kernel("base")
     monkeypatch.setenv(bases.ENV, bases.DEFAULT)
     assert stress.series_kernel("scx") and not stress.series_kernel("mainline")

@@ -88,7 +88,8 @@ def test_domain_mask_with_commas_for_many_cpus():
 
 @pytest.mark.parametrize("text,msg", [
     ("timestamp 1\ncpu0 1 2 3 4 5 6 7 8 9\n", "no version"),
-    ("version 16\n", "not supported"),
+    ("version 15\n", "not supported"),
+    ("version 16\ntimestamp 1\ncpu0 1 2 3 4 5 6 7 8 9\ndomain0 3 1 2\n", "expected >= 36"),
     ("version 17\ntimestamp 1\ncpu0 1 2 3\n", "expected >= 9"),
     ("version 17\ntimestamp 1\ndomain0 SMT 3 " + "0 " * 45 + "\n", "before any cpu"),
     ("version 17\ntimestamp 1\ncpu0 1 2 3 4 5 6 7 8 9\ndomain0 SMT 3 1 2\n", "expected >= 45"),
@@ -122,6 +123,43 @@ def test_series_snapshot_with_debugfs_steal_fields():
                                           - before.cpus[i].get("steal_tasks") for i in range(8))
     assert d.totals["steal_failed"] > 0 and d.totals["steal_search_ns"] > 0
     assert "avg_steal_cost" not in d.totals     # a level, not a counter
+
+
+def test_version_16_snapshot_of_6_12():
+    """`schedsnap` on the 6.12 backport's steal kernel (2x2x2,
+    build/ports/6.12/runs/20261126-202849-steal-2x2x2): /proc/schedstat at
+    version 16 (no domain names, 8 lb fields per idle type), the series'
+    counters from sched/debug as on 7.2."""
+    before = schedstat.parse(real("schedsnap-v16-6.12-2x2x2-before.txt"))
+    after = schedstat.parse(real("schedsnap-v16-6.12-2x2x2-after.txt"))
+    assert after.version == 16 and len(after.cpus) == 8
+    d0, d1, d2 = after.cpus[0].domains
+    assert [(d.name, d.mask) for d in (d0, d1, d2)] == [
+        ("domain0", "03"), ("domain1", "0f"), ("domain2", "ff")]
+    assert d0.lb["busy"]["lb_count"] == 116 and d0.lb["busy"]["lb_imbalance"] == 115575
+    assert d1.lb["newidle"] == dict(zip(schedstat.LB_FIELDS_V16, (48, 31, 9, 6418, 40, 0, 0, 31)))
+    assert d0.fields["ttwu_wake_remote"] == 575 and d2.fields["ttwu_move_affine"] == 201
+    assert after.cpus[3].get("steal_tasks") == 17 and before.cpus[3].get("steal_tasks") == 0
+    d = schedstat.delta(before, after)
+    assert d.totals["steal_tasks"] > 0 and d.why     # the measurement patch is carried
+    assert d.newidle_lb == (after.lb_total("newidle", "lb_count")
+                            - before.lb_total("newidle", "lb_count")) > 0
+    assert after.lb_total("newidle", "lb_imbalance_load") == 0      # 17's fields read 0
+    assert d.newidle_domains.keys() == {"domain0", "domain1", "domain2"}
+
+
+def test_version_16_domain_names_from_sched_domains():
+    """schedsnap's `domname CPU LEVEL NAME` lines (6.12's sched/domains) name
+    the version-16 domains, so the LLC's figures are found under MC."""
+    text = real("schedsnap-v16-6.12-2x2x2-after.txt")
+    head, sep, rest = text.partition("cpu#0")
+    names = "".join(f"domname {c} {k} {n}\n" for c in range(8)
+                    for k, n in enumerate(("SMT", "MC", "PKG")))
+    s = schedstat.parse(head + names + sep + rest)
+    assert [d.name for d in s.cpus[5].domains] == ["SMT", "MC", "PKG"]
+    assert s.lb_by_domain("newidle", "lb_count")["MC"] > 0
+    with pytest.raises(schedstat.SchedstatError, match="bad domain name line"):
+        schedstat.parse(head + "domname 0 MC\n")
 
 
 def test_debugfs_header_without_frequency():

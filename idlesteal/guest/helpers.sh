@@ -6,8 +6,23 @@ fail() { echo "idlesteal: FAIL: $*"; exit 1; }
 # schedsnap: /proc/schedstat, then each CPU's task-stealing state from the
 # scheduler's debugfs (kernels without the series have none of those lines),
 # with the measurement patch's why counters (ni_*, steal_gated, steal_fail_*).
+# /proc/schedstat version 16 (6.12) names no domain: the names follow, from
+# sched/domains, as "domname CPU LEVEL NAME" lines (idlesteal/schedstat.py).
+# 6.12 shows sched/domains only while sched/verbose is on: switched on for
+# the read and back off (which removes the directory again).
 schedsnap() {
     cat /proc/schedstat
+    if [ "$(head -n 1 /proc/schedstat)" = "version 16" ]; then
+        _v=$(cat /sys/kernel/debug/sched/verbose 2>/dev/null)
+        [ "$_v" = Y ] || echo Y > /sys/kernel/debug/sched/verbose 2>/dev/null
+        for f in /sys/kernel/debug/sched/domains/cpu*/domain*/name; do
+            [ -r "$f" ] || continue
+            d=${f%/name}
+            c=${d%/domain*}
+            echo "domname ${c##*/cpu} ${d##*/domain} $(cat "$f")"
+        done
+        [ "$_v" = Y ] || echo N > /sys/kernel/debug/sched/verbose 2>/dev/null
+    fi
     grep -E '^cpu#|^  \.(avg_idle|max_idle_balance_cost|avg_steal_cost|steal_tasks|steal_failed|steal_search_ns|steal_kicks_sent|steal_kicks|steal_kick_tasks|steal_gated|steal_fail_[a-z]+|ni_[a-z_]+) +:' \
         /sys/kernel/debug/sched/debug
     return 0
