@@ -48,7 +48,7 @@ ASYM_ARGS ?=
 
 .PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference offcost stress bench-scale \
 	stress-short kcsan export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench scx \
-	bench-scx test-ports
+	bench-scx bench-ports test-ports
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -130,6 +130,20 @@ bench: deps
 	$(MAKE) --no-print-directory sparsemask-bench
 	$(MAKE) --no-print-directory bench-scale
 	$(MAKE) --no-print-directory bench-scx
+	$(MAKE) --no-print-directory bench-ports
+
+# One A/B line per port base (issue 22), for a distro engineer on the kernel
+# they carry: hackbench NO_STEAL against STEAL on 2x2x2, interleaved in one
+# boot of each base's steal kernel.  Results: results/ports/<base>/hackbench.*.
+PORTS_BENCH_REPS ?= 5
+PORTS_BENCH_LEVELS ?= 1,4
+bench-ports: deps
+	@set -e; for b in $(PORT_BASES); do \
+		$(PYTHON) -m idlesteal --base $$b kernel --variant steal; \
+		$(PYTHON) -m idlesteal --base $$b bench --variant steal --no-build --preset 2x2x2 \
+			--levels $(PORTS_BENCH_LEVELS) --reps $(PORTS_BENCH_REPS) \
+			--name hackbench --outdir results/ports/$$b $(BENCH_ARGS); \
+	done
 
 # Stealing at size (outside CI: a 160-vCPU guest): a small hackbench with
 # NO_STEAL and STEAL interleaved in one boot of each preset; steals, cost per
