@@ -42,6 +42,8 @@ LB_FIELDS_V16 = ("lb_count", "lb_balanced", "lb_failed", "lb_imbalance", "lb_gai
                  "lb_hot_gained", "lb_nobusyq", "lb_nobusyg")
 # The oldest version read: 6.12's.
 MIN_VERSION = 16
+# Every LB field of either version: a name of one reads 0 on the other.
+LB_NAMES = frozenset(LB_FIELDS + LB_FIELDS_V16)
 DOMAIN_FIELDS = ("alb_count", "alb_failed", "alb_pushed", "sbe_count", "sbe_balanced",
                  "sbe_pushed", "sbf_count", "sbf_balanced", "sbf_pushed", "ttwu_wake_remote",
                  "ttwu_move_affine", "ttwu_move_balance")
@@ -112,10 +114,12 @@ class Schedstat:
         return sum(c.get(name) for c in self.cpus.values())
 
     def lb_total(self, idle_type: str, name: str) -> int:
-        return sum(d.lb[idle_type].get(name, 0) for c in self.cpus.values() for d in c.domains)
+        return sum(self.lb_by_domain(idle_type, name).values())
 
     def lb_by_domain(self, idle_type: str, name: str) -> dict[str, int]:
         """An LB field summed over CPUs, per domain name (SMT, MC, PKG, ...)."""
+        if name not in LB_NAMES:
+            raise KeyError(f"no LB field {name!r} in any schedstat version")
         out: dict[str, int] = {}
         for c in self.cpus.values():
             for d in c.domains:

@@ -145,6 +145,8 @@ def test_version_16_snapshot_of_6_12():
     assert d.newidle_lb == (after.lb_total("newidle", "lb_count")
                             - before.lb_total("newidle", "lb_count")) > 0
     assert after.lb_total("newidle", "lb_imbalance_load") == 0      # 17's fields read 0
+    with pytest.raises(KeyError):
+        after.lb_total("newidle", "lb_imbalance_lod")                # a typo does not
     assert d.newidle_domains.keys() == {"domain0", "domain1", "domain2"}
 
 
