@@ -69,15 +69,17 @@ unit: deps
 	$(PYTHON) -m mypy idlesteal
 	env -u IDLESTEAL_BASE $(PYTHON) -m pytest -q -m "not guest" tests --ignore=tests/guest
 
-# Everything: mypy, unit tests and the guest tests (builds the kernels).
-# With BASE= another base: mypy, the unit tests and that base's own guest
+# Everything: mypy, unit tests and the guest tests (builds the kernels),
+# and each port base's proof of the series (marker `proof`: its steal
+# kernel built, tests/guest/test_steal_ports.py; the ports' scx tests are
+# make test-ports').  With BASE= another base: mypy, the unit tests and that base's own guest
 # tests (marker `ports`: tests/guest/test_scx_ports.py, and where the base
 # has a series of its own, tests/guest/test_steal_ports.py), which the
 # default `make test` leaves out.
 test: deps
 	$(PYTHON) -m mypy idlesteal
 ifeq ($(BASE),$(DEFAULT_BASE))
-	IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) $(PYTHON) -m pytest -q -m "not ports" tests
+	IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) $(PYTHON) -m pytest -q -m "not ports or proof" tests
 else
 	$(IDLESTEAL) presets >/dev/null
 	env -u IDLESTEAL_BASE $(PYTHON) -m pytest -q -m "not guest" tests --ignore=tests/guest
