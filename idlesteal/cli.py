@@ -148,7 +148,7 @@ def check_bench(a: argparse.Namespace) -> None:
     _check_host(a, (("--preset", a.preset, a.preset != "2x2x2"),
                     ("--variant", a.variant, a.variant != "steal"),
                     ("--append", a.append, bool(a.append)), ("--force", True, a.force),
-                    ("--lock-stat", True, a.lock_stat)))
+                    ("--lock-stat", True, a.lock_stat), ("--stage", True, a.stage)))
     if a.lock_stat and not _fragments_set(a.variant, "CONFIG_LOCK_STAT"):
         raise UsageError("--lock-stat", True, f"it with a kernel variant that has "
                          f"CONFIG_LOCK_STAT (--variant lockstat), not {a.variant}")
@@ -197,7 +197,7 @@ def _check_suite_host(a: argparse.Namespace, path: Path) -> None:
 
 
 def check_side_by_side(a: argparse.Namespace) -> None:
-    _check_host(a, ())
+    _check_host(a, (("--stage", True, a.stage),))
     if a.host:
         for option, value in (("--variant", a.variant if a.variant != scx.VARIANT else None),
                               ("--contender", ",".join(a.contender[0].features) and
@@ -234,6 +234,10 @@ def check_side_by_side(a: argparse.Namespace) -> None:
     with _arg("--suite-file", str(path), "entries for side by side"):
         a.specs = sidebyside.specs(_select(a, path, entries), a.contenders, a.reps,
                                    waste=not a.no_waste)
+    if a.stage and len(a.specs) != 1:
+        raise UsageError("--stage", True, f"one preset (--presets NAME): a staged run is one "
+                         f"boot, and these entries need {len(a.specs)}: "
+                         f"{', '.join(s.preset for s in a.specs)}")
     if not a.host:      # host mode builds no image
         _tools_present(a, sorted({e.wl.binary for s in a.specs for e in s.entries
                                if e.wl.binary in image.TOOLS}))
@@ -413,6 +417,8 @@ def cmd_side_by_side(a: argparse.Namespace) -> int:
         if published:
             peers.ensure(published, verbose=a.verbose)
     kernel = build.bzimage(a.variant)
+    if a.stage:
+        return _staged(lambda: sidebyside.run(specs[0], kernel, a.variant, outdir))
     failed = []
     for i, s in enumerate(specs, 1):
         log(f"side by side {i}/{len(specs)}: {s.preset}")
@@ -504,6 +510,23 @@ def _bench_host(a: argparse.Namespace) -> int:
     return 0
 
 
+def _staged(run: Callable[[], object]) -> int:
+    """--stage: `run` writes its run directory and stops before booting
+    (vm.stage()); say how to boot it elsewhere and collect it here."""
+    with vm.stage():
+        try:
+            run()
+        except vm.Staged as st:
+            rd = st.run_dir
+            print(f"staged {rd}: run.sh, initrd.cpio.gz, bzImage and {vm.BOOT_SCRIPT}; nothing "
+                  f"booted.\n  Copy the directory to a machine with QEMU and run `sh "
+                  f"{vm.BOOT_SCRIPT}` there (QEMU_DATADIR=DIR: QEMU's firmware directory, "
+                  f"when its own is not installed); bring back console.log, output.log, "
+                  f"qemu.log and {vm.BOOTED_ON}, then: python3 -m idlesteal collect {rd}")
+            return 0
+    raise HarnessError("--stage: the run finished without staging a boot (a bug)")
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     if a.host:
         return _bench_host(a)
@@ -517,6 +540,9 @@ def cmd_bench(a: argparse.Namespace) -> int:
         return 0
     log(f"plan: {line}")
     kernel = kernels.ensure(a.variant, a.build, a.force)
+    if a.stage:
+        return _staged(lambda: bench.run_ab(spec, preset, kernel, a.variant, a.name, outdir,
+                                            a.append, a.timeout or 0))
     out = bench.run_ab(spec, preset, kernel, a.variant, a.name, outdir, a.append,
                        a.timeout or 0)
     print(out["table"], end="")
@@ -799,6 +825,12 @@ def parser() -> Parser:
         sp.add_argument("--force-load", action="store_true",
                         help="with --host: run even above --max-load (the load is recorded)")
 
+    def stage_option(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--stage", action="store_true",
+                        help="write the boot's run directory (script, initrd, kernel, boot.sh) "
+                        "and stop: boot it on another machine with QEMU, then `idlesteal "
+                        "collect` it here (docs/harness.md)")
+
     def filters(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--presets", default=None, type=args.presets,
                         help="only these presets (comma-separated)")
@@ -875,6 +907,7 @@ def parser() -> Parser:
                     help="do not trace the runs (no wasted-CPU-time column, docs/waste.md)")
     sp.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     sp.add_argument("-v", "--verbose", action="store_true", help="show all build output")
+    stage_option(sp)
     host_options(sp, "each workload of the suite file once; a scheduler the kernel cannot "
                  "run (eevdf+steal without the series, sched_ext ones without sched_ext) is "
                  "left out with its reason")
@@ -930,6 +963,7 @@ def parser() -> Parser:
                     help="/proc/lock_stat's run queue lock over each run (contentions, "
                     "wait and hold time, sites; a variant with CONFIG_LOCK_STAT: lockstat)")
     timeout(sp, None, "guest timeout (default: 120 + 240 per run)")
+    stage_option(sp)
     host_options(sp)
 
     sp = command("suite", "the benchmark suite (configs/bench.suite): one A/B "

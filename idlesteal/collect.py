@@ -84,6 +84,20 @@ def read_meta(run_dir: Path) -> dict[str, Any]:
     return meta
 
 
+def booted_on(run_dir: Path, meta: dict[str, Any]) -> str | None:
+    """A staged run (vm.stage(), booted elsewhere with boot.sh): what
+    boot.sh recorded of the machine it ran on; None for a run booted here.
+    A staged run not booted yet is an error that says how to boot it."""
+    if not meta.get("staged"):
+        return None
+    rec = run_dir / vm.BOOTED_ON
+    if not rec.exists() or not (run_dir / "output.log").exists():
+        raise CollectError(f"{run_dir}: staged and not booted yet: copy it where QEMU runs, "
+                           f"`sh {vm.BOOT_SCRIPT}` there, and bring back console.log, "
+                           f"output.log and {vm.BOOTED_ON}")
+    return _read(rec).strip()
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(errors="replace")
@@ -141,6 +155,7 @@ def collect_bench(run_dir: Path, meta: dict[str, Any], outdir: Path | None) -> C
         preset = topology.get(preset_name)
     except HarnessError as e:
         raise CollectError(f"{run_json}: {e}") from None
+    where = booted_on(run_dir, meta)
     console = run_dir / "console.log"
     errs = vm.kernel_errors(_read(console))
     if errs:
@@ -163,6 +178,8 @@ def collect_bench(run_dir: Path, meta: dict[str, Any], outdir: Path | None) -> C
         raise CollectError(f"{out}: {e}") from None
     uname = sections.get("meta", "").strip()
     guest = {"run_dir": str(run_dir), "uname": uname, "collected": True}
+    if where is not None:
+        guest["booted_on"] = where
     md = report.metadata(spec, preset_name, build_meta, qemu, guest)
     res: dict[str, Any] = report.write(name, outdir or paths.results_dir(), spec, ms, md)
     try:
@@ -223,6 +240,7 @@ def collect_sidebyside(run_dir: Path, meta: dict[str, Any], outdir: Path | None)
     run_json = run_dir / vm.RUN_META
     spec_json = _field(meta, "spec", dict, run_dir)
     variant = _field(meta, "variant", str, run_dir)
+    where = booted_on(run_dir, meta)
     try:
         spec = sidebyside.Spec.from_json(spec_json)
         preset = topology.get(spec.preset)
@@ -251,6 +269,8 @@ def collect_sidebyside(run_dir: Path, meta: dict[str, Any], outdir: Path | None)
                "guest": {"uname": sections.get("meta", "").strip().splitlines()[:1],
                          "run_dir": str(run_dir), "collected": True,
                          "runs": sum(len(ld.runs) for ld in loads)}})
+    if where is not None:
+        md["guest"]["booted_on"] = where
     try:
         topology.verify(preset, sections.get("topology", ""))
         res: dict[str, Any] = sidebyside.finish(spec, loads, sections, md,

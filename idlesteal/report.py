@@ -554,9 +554,13 @@ def write(name: str, outdir: Path, spec: BenchSpec, ms: list[Measurement], meta:
     # a host run (idlesteal/host.py) names the running kernel instead of a Debian build
     kernel = meta.get("kernel_label") or \
         f"Debian {meta.get('debian_package')} {meta.get('debian_version')}"
+    # a staged run (vm.stage()) booted on another machine: that one's, not ours
+    booted = (meta.get("guest") or {}).get("booted_on")
+    where = (f"booted elsewhere ({booted.splitlines()[0].removeprefix('before: ')})"
+             if booted else f"host {host.get('cores')} cores")
     header = (f"# {name}: preset {meta.get('preset')}, {kernel}, "
               f"{w.name} {w.size_name} {spec.size} "
-              f"{' '.join(spec.extra_args)}, host {host.get('cores')} cores, "
+              f"{' '.join(spec.extra_args)}, {where}, "
               f"{meta.get('date')}\n")
     paths = {"json": outdir / f"{name}.json", "txt": outdir / f"{name}.txt",
              "png": outdir / f"{name}.png"}

@@ -12,6 +12,8 @@ import shlex
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Protocol
@@ -21,6 +23,10 @@ from .util import HarnessError, log
 
 QEMU = "qemu-system-x86_64"
 RUN_META = "run.json"
+# A staged run directory's boot script and the record it writes of the
+# machine it booted on (stage()).
+BOOT_SCRIPT = "boot.sh"
+BOOTED_ON = "booted-on.txt"
 
 
 class Machine(Protocol):
@@ -116,6 +122,54 @@ class Share:
             raise HarnessError(f"9p share {self.path}: a comma cannot be passed to -virtfs")
         return ["-virtfs", f"local,path={self.path},mount_tag={self.tag},"
                 "security_model=none,readonly=on"]
+
+
+class Staged(Exception):
+    """Raised by run_script() under stage(): the run directory is written,
+    nothing was booted.  Not a HarnessError: it is the command's result."""
+
+    def __init__(self, run_dir: Path) -> None:
+        super().__init__(f"staged {run_dir}")
+        self.run_dir = run_dir
+
+
+_staging = False
+
+
+@contextmanager
+def stage() -> Iterator[None]:
+    """Inside, run_script() writes the run directory with the kernel and
+    boot.sh beside the initrd and raises Staged instead of booting: the
+    run is booted on another machine (`sh RUN_DIR/boot.sh`, needing only
+    QEMU there) and read back here with `idlesteal collect RUN_DIR`
+    (docs/harness.md, "A run booted elsewhere")."""
+    global _staging
+    old, _staging = _staging, True
+    try:
+        yield
+    finally:
+        _staging = old
+
+
+def boot_script(cmd: list[str]) -> str:
+    """The staged run's boot.sh: QEMU from PATH (QEMU_DATADIR, when set,
+    its firmware directory: -L), every path relative to the run directory,
+    the machine it ran on recorded in booted-on.txt before and after."""
+    return f"""#!/bin/sh
+# Boots this staged run (idlesteal/vm.py stage()); then, on the machine
+# that staged it: python3 -m idlesteal collect THIS_DIRECTORY
+cd "$(dirname "$0")" || exit 1
+rm -f console.log output.log
+host() {{
+    echo "$1: $(uname -srm), $(nproc) CPUs online, loadavg $(cat /proc/loadavg)"
+}}
+{{ host before; {shlex.quote(cmd[0])} --version | head -1; }} >{BOOTED_ON}
+{shlex.join(cmd)} ${{QEMU_DATADIR:+-L "$QEMU_DATADIR"}} </dev/null >qemu.log 2>&1
+rc=$?
+host after >>{BOOTED_ON}
+echo "qemu exit status $rc" >>{BOOTED_ON}
+exit $rc
+"""
 
 
 @dataclass
@@ -229,10 +283,34 @@ def run_script(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
     return res
 
 
+def _stage(script: str, preset: Machine, kernel: Path, base_initrd: Path, *, name: str,
+           cmdline: list[str] | None, meta: dict | None, shares: tuple[Share, ...]) -> None:
+    """stage()'s run directory: run.sh, run.json, the initrd, the kernel
+    (bzImage) and boot.sh; raises Staged."""
+    if shares:
+        raise HarnessError("a run with a host share (9p) cannot be staged: the share is "
+                           "this machine's directory")
+    rd = new_run_dir(f"{name}-{preset.name}")
+    (rd / "run.sh").write_text(script)
+    if meta is not None:
+        (rd / RUN_META).write_text(json.dumps({**meta, "staged": True}, indent=2) + "\n")
+    image.initrd_for_run(base_initrd, script, rd / "initrd.cpio.gz")
+    shutil.copyfile(kernel, rd / "bzImage")
+    cmd = preset.qemu_command(Path("bzImage"), Path("initrd.cpio.gz"), Path("console.log"),
+                              Path("output.log"), cmdline or [])
+    (rd / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
+    (rd / BOOT_SCRIPT).write_text(boot_script(cmd))
+    (rd / BOOT_SCRIPT).chmod(0o755)
+    raise Staged(rd)
+
+
 def _run_once(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
               timeout: float, name: str, cmdline: list[str] | None, quiet: bool,
               meta: dict | None, tolerate: re.Pattern[str] | None,
               shares: tuple[Share, ...] = ()) -> RunResult:
+    if _staging:
+        _stage(script, preset, kernel, base_initrd, name=name, cmdline=cmdline, meta=meta,
+               shares=shares)
     if shutil.which(preset.qemu) is None:
         raise HarnessError(f"{preset.qemu} not found; run `make deps`")
     share_args = [a for sh in shares for a in sh.qemu_args()]

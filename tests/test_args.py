@@ -96,6 +96,7 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("side-by-side", "--max-load"): bad(["-1", "2", "nan", "inf", "", "x"], "--host")
     + bad(["0.5"]),
     ("side-by-side", "--force-load"): FLAG,
+    ("side-by-side", "--stage"): FLAG,
     ("check-series", "--variant"): bad(VARIANT),
     ("check-series", "-v"): FLAG,
     ("image", "--arch"): bad(["", "x", "riscv64"]),
@@ -142,6 +143,7 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("bench", "--max-load"): bad(["-1", "2", "nan", "inf", "", "x"], "--host") + bad(["0.5"]),
     ("bench", "--force-load"): FLAG,
     ("bench", "--lock-stat"): FLAG,
+    ("bench", "--stage"): FLAG,
     ("suite", "--variant"): bad(VARIANT) + bad(["base"], "--host"),
     ("suite", "--no-build"): FLAG,
     ("suite", "--force"): FLAG,
@@ -398,6 +400,16 @@ def test_side_by_side_of_eevdf_contenders_on_a_kernel_without_sched_ext(capsys):
 def test_lock_stat_is_refused_without_a_lock_stat_kernel(sandbox, capsys, argv, why):
     line = refused(argv, capsys)
     assert "argument --lock-stat: invalid value True" in line and why in line
+
+
+@pytest.mark.parametrize("argv,why", [
+    (["bench", "--host", "--stage"], "no --stage with --host"),
+    (["side-by-side", "--host", "--stage"], "no --stage with --host"),
+    (["side-by-side", "--stage", "--presets=2x2x2,1x1x2"], "one preset (--presets NAME)"),
+])
+def test_stage_is_one_guest_boot(sandbox, capsys, argv, why):
+    line = refused(argv, capsys)
+    assert "argument --stage: invalid value True" in line and why in line
 
 
 def test_lock_stat_on_the_lockstat_variant_plans(sandbox, capsys):

@@ -318,3 +318,69 @@ def test_sidebyside_run_dir_that_cannot_be_collected(tmp_path: Path):
     (d / "output.log").write_text((d / "output.log").read_text().split("@@IDLESTEAL END")[0])
     with pytest.raises(collect.CollectError, match="truncated"):
         collect.collect(d)
+
+
+# ---------------------------------------------------------------- staged (vm.stage())
+
+FAKE_QEMU = """#!/bin/sh
+# A QEMU that writes what the test put in $FAKE_DIR to its -serial files.
+[ "$1" = --version ] && { echo "QEMU emulator version 7.2.22 (fake)"; exit 0; }
+echo "$@" >"$FAKE_DIR/args"
+n=0
+while [ $# -gt 0 ]; do
+    if [ "$1" = -serial ]; then
+        n=$((n + 1)); cp "$FAKE_DIR/serial$n" "${2#file:}"
+    fi
+    shift
+done
+"""
+
+
+def test_a_staged_bench_run_boots_elsewhere_and_collects(tmp_path: Path, monkeypatch):
+    import os
+    import subprocess
+
+    from idlesteal import topology
+    monkeypatch.setattr(vm.paths, "runs_dir", lambda: tmp_path / "runs")
+    kernel, base = tmp_path / "bzImage.built", tmp_path / "base.cpio.gz"
+    kernel.write_bytes(b"kernel")
+    base.write_bytes(b"base archive")
+    with vm.stage(), pytest.raises(vm.Staged) as st:
+        vm.run_script("section meta\n", topology.get("2x2x2"), kernel, base, name="bench", cmdline=["foo=1"], meta=bench_meta("staged"))
+    d = st.value.run_dir
+    assert (d / "bzImage").read_bytes() == b"kernel"
+    assert (d / "initrd.cpio.gz").read_bytes().startswith(b"base archive")
+    assert json.loads((d / vm.RUN_META).read_text())["staged"] is True
+    cmd = (d / "qemu.cmd").read_text()
+    assert "-kernel bzImage -initrd initrd.cpio.gz" in cmd and str(tmp_path) not in cmd
+    # not booted yet: collect says how to boot it
+    with pytest.raises(collect.CollectError, match="staged and not booted yet"):
+        collect.collect(d, tmp_path / "results")
+    # boot.sh on "another machine": QEMU from PATH, -L from QEMU_DATADIR
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "qemu-system-x86_64").write_text(FAKE_QEMU)
+    (fake / "qemu-system-x86_64").chmod(0o755)
+    (fake / "serial1").write_text(CONSOLE)
+    (fake / "serial2").write_text(output_log(bench_sections(SPEC)))
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "FAKE_DIR": str(fake),
+           "QEMU_DATADIR": "/opt/qemu share"}
+    subprocess.run(["sh", str(d / vm.BOOT_SCRIPT)], env=env, check=True, cwd=tmp_path)
+    args = (fake / "args").read_text()
+    assert "-kernel bzImage" in args and args.rstrip().endswith("-L /opt/qemu share")
+    booted = (d / vm.BOOTED_ON).read_text()
+    assert booted.startswith("before: ") and "CPUs online" in booted
+    assert "after: " in booted and "qemu exit status 0" in booted
+    res = collect.collect(d, tmp_path / "results")
+    data = json.loads((tmp_path / "results" / "staged.json").read_text())
+    assert data["meta"]["guest"]["booted_on"] == booted.strip()
+    header = (tmp_path / "results" / "staged.txt").read_text().splitlines()[0]
+    assert "booted elsewhere (" in header and "host " not in header and res.passed
+
+
+def test_a_run_with_a_host_share_is_not_staged(tmp_path: Path, monkeypatch):
+    from idlesteal import topology
+    monkeypatch.setattr(vm.paths, "runs_dir", lambda: tmp_path / "runs")
+    with vm.stage(), pytest.raises(HarnessError, match="cannot be staged"):
+        vm.run_script("true\n", topology.get("2x2x2"), tmp_path / "k", tmp_path / "i",
+                      shares=(vm.Share(tmp_path, "tag"),))
