@@ -63,7 +63,9 @@ def bases_under_test() -> list[str]:
 
 
 @pytest.fixture(scope="module", params=bases_under_test() or
-                [pytest.param(None, marks=pytest.mark.skip(reason="no port base with a series selected (IDLESTEAL_BASE, IDLESTEAL_PROOF_BASES)"))])
+                [pytest.param(None, marks=pytest.mark.skip(
+                    reason="no port base with a series selected (IDLESTEAL_BASE, "
+                    "IDLESTEAL_PROOF_BASES)"))])
 def port_base(request) -> Iterator[bases.Base]:
     """The base, selected for as long as this module's tests run (the
     guest's runs go to its build directory)."""
