@@ -77,11 +77,13 @@ unit: deps
 # tests (marker `ports`: tests/guest/test_scx_ports.py, and where the base
 # has a series of its own, tests/guest/test_steal_ports.py), which the
 # default `make test` leaves out.
+# The default base's tests and the proofs of PROOF_BASES (test, guest-test).
+GUEST_TESTS = IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) IDLESTEAL_PROOF_BASES="$(PROOF_BASES)" \
+	$(PYTHON) -m pytest -q -m "not ports or proof"
 test: deps
 	$(PYTHON) -m mypy idlesteal
 ifeq ($(BASE),$(DEFAULT_BASE))
-	IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) IDLESTEAL_PROOF_BASES="$(PROOF_BASES)" \
-		$(PYTHON) -m pytest -q -m "not ports or proof" tests
+	$(GUEST_TESTS) tests
 else
 	$(IDLESTEAL) presets >/dev/null
 	env -u IDLESTEAL_BASE $(PYTHON) -m pytest -q -m "not guest" tests --ignore=tests/guest
@@ -97,8 +99,7 @@ test-ports: deps
 	$(foreach b,$(PORT_BASES),$(MAKE) --no-print-directory test BASE=$(b) &&) true
 
 guest-test: deps
-	IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) IDLESTEAL_PROOF_BASES="$(PROOF_BASES)" \
-		$(PYTHON) -m pytest -q -m "not ports or proof" tests/guest
+	$(GUEST_TESTS) tests/guest
 
 prepare: deps
 	$(IDLESTEAL) prepare
