@@ -37,7 +37,7 @@ OPS_NAMES: dict[str, str] = {"scx_p2dq": "p2dq", "scx_bpfland": "bpfland",
 RUST_MIN = (1, 91)
 CLANG_DIR = Path("/usr/lib/llvm-19/bin")      # Debian's clang-19, as `clang`
 
-_COMPILING = re.compile(r"^(Compiling|Building|Finished|Installing) ")
+COMPILING = re.compile(r"^(Compiling|Building|Finished|Installing) ")
 
 
 def root() -> Path:
@@ -71,6 +71,21 @@ def parse_rust_version(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+def toolchain() -> tuple[Path, dict[str, str]]:
+    """cargo (>= RUST_MIN) and an environment with clang-19 first on PATH:
+    for the peers and for scx_idlesteal (idlesteal/scx.py)."""
+    exe = cargo()
+    ver = parse_rust_version(output([str(exe), "--version"]))
+    if ver < RUST_MIN:
+        raise HarnessError(f"{exe} is {ver[0]}.{ver[1]}; the Rust schedulers need >= "
+                           f"{RUST_MIN[0]}.{RUST_MIN[1]} (rustup update)")
+    if not (CLANG_DIR / "clang").exists():
+        raise HarnessError(f"{CLANG_DIR}/clang not found; run `make deps` (clang-19)")
+    env = dict(os.environ)
+    env["PATH"] = f"{CLANG_DIR}:{exe.parent}:{env.get('PATH', '')}"
+    return exe, env
+
+
 def installed(crates2: str) -> dict[str, str]:
     """cargo's <root>/.crates2.json text -> {crate: version}."""
     try:
@@ -101,15 +116,7 @@ def ensure(names: tuple[str, ...] = tuple(PEERS), verbose: bool = False) -> dict
     have = installed_versions()
     todo = [n for n in names if have.get(n) != PEERS[n] or not binary(n).exists()]
     if todo:
-        exe = cargo()
-        ver = parse_rust_version(output([str(exe), "--version"]))
-        if ver < RUST_MIN:
-            raise HarnessError(f"{exe} is {ver[0]}.{ver[1]}; the peers need >= "
-                               f"{RUST_MIN[0]}.{RUST_MIN[1]} (rustup update)")
-        if not (CLANG_DIR / "clang").exists():
-            raise HarnessError(f"{CLANG_DIR}/clang not found; run `make deps` (clang-19)")
-        env = dict(os.environ)
-        env["PATH"] = f"{CLANG_DIR}:{exe.parent}:{env.get('PATH', '')}"
+        exe, env = toolchain()
         root().mkdir(parents=True, exist_ok=True)
         target_dir().mkdir(parents=True, exist_ok=True)
         for n in todo:
@@ -118,7 +125,7 @@ def ensure(names: tuple[str, ...] = tuple(PEERS), verbose: bool = False) -> dict
             log(f"cargo install {n} {PEERS[n]} (target dir {target_dir()}), log {logfile}")
             build.run_make([str(exe), "install", "--locked", "--force", "--version", PEERS[n],
                             "--root", str(root()), "--target-dir", str(target_dir()), n],
-                           env, logfile, verbose, step=_COMPILING)
+                           env, logfile, verbose, step=COMPILING)
             log(f"{n} {PEERS[n]} ready in {sw.elapsed():.0f} s")
     bins = {n: binary(n) for n in names}
     have = installed_versions()

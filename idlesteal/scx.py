@@ -1,17 +1,24 @@
 """sched_ext schedulers for the guest, built from source.
 
-The kernel's own example (tools/sched_ext: scx_simple) and ours
-(tools/scx_idlesteal: the series' policy as a BPF scheduler) are built with
-the kernel tree's tools/sched_ext Makefile, against the BTF of the `scx`
+The kernel's own example (tools/sched_ext: scx_simple) is built with the
+kernel tree's tools/sched_ext Makefile, against the BTF of the `scx`
 variant's vmlinux, with Debian's clang-19; the Makefile also builds the
-libbpf and bpftool they need from the same tree.  Our sources are copied
-next to the kernel's examples first (untracked files in build/linux, which
-the tree checks ignore).
+libbpf and bpftool it needs from the same tree.
+
+Ours (tools/scx_idlesteal: the series' policy as a BPF scheduler) has the
+form the sched_ext community's schedulers have: a Rust user space on
+scx_utils/libbpf-rs, built with cargo (`--locked`, crates.io at the
+versions of the published peers, cargo's target directory shared with
+them in the cache), and a BPF side in C that scx_cargo compiles with the
+sched_ext headers and vmlinux.h it ships (CO-RE: one binary for every
+base).  The binary and its BPF object are copied where the variant's
+schedulers go.
 
 veristat (the kernel tree's BPF verifier statistics tool,
-tools/testing/selftests/bpf/veristat.c) is built next to them with the same
-libbpf, a few seconds of gcc; it has to run where sched_ext is (the guest):
-it loads each program of the BPF object through the verifier on its own.
+tools/testing/selftests/bpf/veristat.c) is built next to them with the
+kernel tree's libbpf, a few seconds of gcc; it has to run where sched_ext
+is (the guest): it loads each program of the BPF object through the
+verifier on its own.
 
 Guest side: the loader runs in the background, `/sys/kernel/sched_ext/state`
 says whether a BPF scheduler is in charge and `root/ops` its name.
@@ -26,7 +33,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import build, paths
+from . import build, paths, peers
 from .util import HarnessError, Stopwatch, log, sha256_file
 
 VARIANT = "scx"
@@ -50,7 +57,7 @@ OPS = "/sys/kernel/sched_ext/root/ops"
 EJECTED = re.compile(r"sched_ext: BPF (?:sub-)?scheduler \"([^\"\n]+)\" disabled "
                      r"\((runtime error|scx_bpf_error|runnable task stall)\)")
 
-# "stats steals=1 failed=2 ... steal=on" (scx_idlesteal.c, print_stats())
+# "stats steals=1 failed=2 ... steal=on" (tools/scx_idlesteal/src/main.rs, print_stats())
 _STATS_RE = re.compile(r"^(stats|final)((?: \w+=\d+)+) steal=(on|off)$")
 
 
@@ -64,7 +71,7 @@ def binary(name: str, variant: str = VARIANT) -> Path:
 
 def build_schedulers(variant: str = VARIANT, names: tuple[str, ...] = SCHEDULERS,
                      verbose: bool = False) -> dict[str, Path]:
-    """Build the schedulers against variant's vmlinux; name -> binary."""
+    """Build the schedulers for variant; name -> binary."""
     obj = paths.obj_dir(variant)
     vmlinux = obj / "vmlinux"
     if not vmlinux.exists():
@@ -76,41 +83,70 @@ def build_schedulers(variant: str = VARIANT, names: tuple[str, ...] = SCHEDULERS
                            "sched_ext schedulers cannot load there (configs/scx.config)")
     if shutil.which(CLANG) is None:
         raise HarnessError(f"{CLANG} not found; run `make deps` (Debian package clang-19)")
-    src = paths.tree_dir() / "tools" / "sched_ext"
     unknown = [n for n in names if n not in SCHEDULERS]
     if unknown:
         raise HarnessError(f"unknown scheduler(s) {', '.join(unknown)}; known: "
                            f"{', '.join(SCHEDULERS)}")
-    for name in names:
-        if name in OWN:
-            for f in (f"{name}.bpf.c", f"{name}.c"):
-                shutil.copy2(OWN_DIR / f, src / f)
     out = out_dir(variant)
     out.mkdir(parents=True, exist_ok=True)
-    jobs = build.default_jobs()
-    cmd = ["make", "-C", str(src), f"O={out}", f"-j{jobs}", f"CLANG={CLANG}",
-           f"VMLINUX_BTF={vmlinux}", f"c-sched-targets={' '.join(SCHEDULERS)}", *names]
     sw = Stopwatch()
-    log(f"building {', '.join(names)} against {vmlinux} ({CLANG}), log {out}/build.log")
-    build.run_make(cmd, build.make_env(), out / "build.log", verbose)
+    examples = [n for n in names if n in KERNEL_EXAMPLES]
+    # veristat links the kernel tree's libbpf, which the same Makefile builds.
+    targets = examples + ([str(libbpf_archive(variant))] if "scx_idlesteal" in names else [])
+    if targets:
+        src = paths.tree_dir() / "tools" / "sched_ext"
+        cmd = ["make", "-C", str(src), f"O={out}", f"-j{build.default_jobs()}", f"CLANG={CLANG}",
+               f"VMLINUX_BTF={vmlinux}", f"c-sched-targets={' '.join(KERNEL_EXAMPLES)}",
+               *targets]
+        log(f"building {', '.join(examples) or 'libbpf'} against {vmlinux} ({CLANG}), "
+            f"log {out}/build.log")
+        build.run_make(cmd, build.make_env(), out / "build.log", verbose)
+    if "scx_idlesteal" in names:
+        build_own(variant, verbose)
+        build_veristat(variant)
     bins = {n: binary(n, variant) for n in names}
     for n, b in bins.items():
         if not b.exists():
             raise HarnessError(f"{b} was not built (log: {out}/build.log)")
-    if "scx_idlesteal" in names:
-        build_veristat(variant)
     log(f"sched_ext schedulers ready in {sw.elapsed():.0f} s: {out}/build/bin")
     return bins
 
 
+def build_own(variant: str = VARIANT, verbose: bool = False) -> Path:
+    """scx_idlesteal with cargo (tools/scx_idlesteal/Cargo.toml, --locked),
+    its binary and BPF object copied where the variant's schedulers go."""
+    exe, env = peers.toolchain()
+    env["BPF_CLANG"] = str(peers.CLANG_DIR / "clang")
+    target = peers.target_dir()
+    target.mkdir(parents=True, exist_ok=True)
+    logfile = out_dir(variant) / "build-scx_idlesteal.log"
+    log(f"cargo build scx_idlesteal (target dir {target}), log {logfile}")
+    build.run_make([str(exe), "build", "--release", "--locked", "--manifest-path",
+                    str(OWN_DIR / "Cargo.toml"), "--target-dir", str(target)],
+                   env, logfile, verbose, step=peers.COMPILING)
+    built = target / "release" / "scx_idlesteal"
+    objs = sorted((target / "release" / "build").glob("scx_idlesteal-*/out/bpf.bpf.o"),
+                  key=lambda p: p.stat().st_mtime)
+    if not built.exists() or not objs:
+        raise HarnessError(f"cargo built no scx_idlesteal or no BPF object (log: {logfile})")
+    dest = binary("scx_idlesteal", variant)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(built, dest)
+    bpf_object(variant=variant).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(objs[-1], bpf_object(variant=variant))
+    return dest
+
+
 VERISTAT_SRC = Path("tools") / "testing" / "selftests" / "bpf" / "veristat.c"
-# The BPF object the loader's skeleton embeds (tools/sched_ext/Makefile:
-# bpftool gen object, three times, then gen skeleton from linked3).
-BPF_OBJECT_SUFFIX = ".bpf.linked3.o"
 
 
 def bpf_object(name: str = "scx_idlesteal", variant: str = VARIANT) -> Path:
-    return out_dir(variant) / "build" / "obj" / "sched_ext" / f"{name}{BPF_OBJECT_SUFFIX}"
+    """The BPF object the loader embeds (scx_cargo's link of its .bpf.c)."""
+    return out_dir(variant) / "build" / "obj" / "sched_ext" / f"{name}.bpf.o"
+
+
+def libbpf_archive(variant: str = VARIANT) -> Path:
+    return out_dir(variant) / "build" / "obj" / "libbpf" / "libbpf.a"
 
 
 def veristat_binary(variant: str = VARIANT) -> Path:
@@ -124,7 +160,7 @@ def build_veristat(variant: str = VARIANT) -> Path:
     tree = paths.tree_dir()
     src = tree / VERISTAT_SRC
     build_dir = out_dir(variant) / "build"
-    libbpf = build_dir / "obj" / "libbpf" / "libbpf.a"
+    libbpf = libbpf_archive(variant)
     for need in (src, libbpf):
         if not need.exists():
             raise HarnessError(f"{need} does not exist (prepare the tree; build the "
@@ -188,5 +224,9 @@ def final_stats(text: str) -> dict[str, int | str]:
 
 def source_digest() -> str:
     """sha256 over scx_idlesteal's sources (what a result was measured with)."""
-    return hashlib.sha256("".join(sha256_file(OWN_DIR / f) for f in
-                                  ("scx_idlesteal.bpf.c", "scx_idlesteal.c")).encode()).hexdigest()
+    return hashlib.sha256("".join(sha256_file(OWN_DIR / f) for f in SOURCES).encode()).hexdigest()
+
+
+# What scx_idlesteal is built from (source_digest()).
+SOURCES = ("scx_idlesteal.bpf.c", "Cargo.toml", "Cargo.lock", "build.rs", "src/main.rs",
+           "src/stats.rs", "src/topo.rs", "src/bpf_skel.rs")

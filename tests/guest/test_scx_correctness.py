@@ -65,7 +65,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import image, scx, topology, vm
+from idlesteal import image, scx, sidebyside, topology, vm
 
 from .conftest import kernel_for, no_build
 
@@ -299,9 +299,16 @@ def result(res: vm.RunResult, section: str) -> dict:
     return json.loads(rows[-1][len("RESULT "):])
 
 
+def enabled_line(got: list[str], tag: str) -> bool:
+    """A "TAG enabled OPS" line with scx_idlesteal's ops name (which has the
+    Rust schedulers' version suffix: idlesteal_2.0.0_x86_64_...)."""
+    return any(len(w) == 3 and w[:2] == [tag, "enabled"] and sidebyside.ops_matches(w[2], "idlesteal")
+               for w in (l.split() for l in got))
+
+
 def still_in_charge(res: vm.RunResult, section: str) -> None:
     got = lines(res, section)
-    assert "after enabled idlesteal" in got, got
+    assert enabled_line(got, "after"), got
     assert "rc 0" in got and "state disabled" in got and "loader exited" not in got, got
 
 
@@ -375,7 +382,7 @@ def test_cgroup_weights_1_to_4(run):
     # the two together had the 8 CPUs (cgshare's reads aside), and no more
     assert 0.8 * 8 < light + heavy < 8 * 1.05, (light, heavy)
     assert CGW_RATIO_MIN <= heavy / max(light, 1e-6) <= CGW_RATIO_MAX, (light, heavy, eevdf)
-    assert "mid enabled idlesteal" in lines(run, "cgweight"), lines(run, "cgweight")
+    assert enabled_line(lines(run, "cgweight"), "mid"), lines(run, "cgweight")
     final = scx.final_stats(run.sections["cgweight"])
     assert int(final["kept"]) > 0, final   # the path that holds the weights was taken
 
@@ -436,7 +443,7 @@ def test_watchdog_limit_and_debug_dump(run):
                  "idlesteal: queue=", "idlesteal: avg_idle_ns=", "allowed_on_task_cpu=1"):
         assert want in dump, (want, dump[:3000])
     ejected = scx.EJECTED.search(run.console.read_text(errors="replace"))
-    assert ejected and ejected.group(1) == "idlesteal", ejected
+    assert ejected and sidebyside.ops_matches(ejected.group(1), "idlesteal"), ejected
 
 
 def test_veristat_passes_every_program(run):

@@ -54,7 +54,7 @@ import pytest
 from idlesteal import image, scx, topology, vm
 
 from .conftest import kernel_for
-from .test_scx_correctness import loader
+from .test_scx_correctness import enabled_line, loader
 
 pytestmark = pytest.mark.guest
 
@@ -125,7 +125,7 @@ def summary(name: str, r: dict) -> str:
 
 def in_charge(res: vm.RunResult, section: str) -> None:
     got = [l.strip() for l in res.sections[section].splitlines()]
-    assert "after enabled idlesteal" in got and "rc 0" in got \
+    assert enabled_line(got, "after") and "rc 0" in got \
         and "state disabled" in got, got
 
 

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// The scheduler's topology tables (scx_idlesteal.bpf.c: cpu_llc, llc_cpus,
+// cpu_siblings, ...), built from scx_utils' view of the online CPUs.  They
+// are rewritten in place when the online CPUs change (CPU hotplug), so the
+// scheduler stays loaded where scx_utils' schedulers restart.
+use anyhow::{Result, bail};
+use scx_utils::Topology;
+
+pub const MAX_CPUS: usize = 512;
+pub const MAX_LLCS: usize = 64;
+pub const MAX_LLC_CPUS: usize = 256;
+pub const MAX_SIBLINGS: usize = 8;
+
+#[derive(Clone, PartialEq, Eq)]
+pub struct Tables {
+    pub nr_llcs: u32,
+    pub cpu_llc: Vec<u32>,
+    pub cpu_pos: Vec<u32>,
+    pub cpu_nr_siblings: Vec<u32>,
+    pub cpu_siblings: Vec<[u32; MAX_SIBLINGS]>,
+    pub llc_nr_cpus: Vec<u32>,
+    pub llc_cpus: Vec<Vec<u32>>,
+    pub llc_node: Vec<u32>,
+}
+
+impl Tables {
+    /// The tables of the CPUs in @topo (scx_utils lists online CPUs only);
+    /// LLCs numbered in the order of their lowest CPU, offline CPUs in none
+    /// (MAX_LLCS), SMT siblings those of the CPU's core.
+    pub fn new(topo: &Topology, nr_cpus: usize) -> Result<Self> {
+        let mut t = Tables {
+            nr_llcs: 0,
+            cpu_llc: vec![MAX_LLCS as u32; nr_cpus],
+            cpu_pos: vec![0; nr_cpus],
+            cpu_nr_siblings: vec![0; nr_cpus],
+            cpu_siblings: vec![[0; MAX_SIBLINGS]; nr_cpus],
+            llc_nr_cpus: Vec::new(),
+            llc_cpus: Vec::new(),
+            llc_node: Vec::new(),
+        };
+        let mut ids: Vec<usize> = Vec::new(); // our LLC id -> scx_utils' llc_id
+        for (&cpu, c) in topo.all_cpus.iter() {
+            if cpu >= nr_cpus {
+                bail!("CPU {cpu} is beyond the {nr_cpus} possible CPUs");
+            }
+            let id = match ids.iter().position(|&l| l == c.llc_id) {
+                Some(id) => id,
+                None => {
+                    if ids.len() == MAX_LLCS {
+                        bail!("more than {MAX_LLCS} LLCs");
+                    }
+                    ids.push(c.llc_id);
+                    t.llc_nr_cpus.push(0);
+                    t.llc_cpus.push(Vec::new());
+                    t.llc_node.push(c.node_id as u32);
+                    ids.len() - 1
+                }
+            };
+            let n = t.llc_cpus[id].len();
+            if n == MAX_LLC_CPUS {
+                bail!("more than {MAX_LLC_CPUS} CPUs in an LLC");
+            }
+            t.cpu_llc[cpu] = id as u32;
+            t.cpu_pos[cpu] = n as u32;
+            t.llc_cpus[id].push(cpu as u32);
+            t.llc_nr_cpus[id] = (n + 1) as u32;
+
+            let mut k = 0;
+            if let Some(core) = topo.all_cores.get(&c.core_id) {
+                for &sib in core.cpus.keys() {
+                    if sib != cpu && k < MAX_SIBLINGS {
+                        t.cpu_siblings[cpu][k] = sib as u32;
+                        k += 1;
+                    }
+                }
+            }
+            t.cpu_nr_siblings[cpu] = k as u32;
+        }
+        t.nr_llcs = ids.len() as u32;
+        Ok(t)
+    }
+
+    /// "2 LLCs: 4 CPUs (node 0) 4 CPUs (node 1)"
+    pub fn describe(&self) -> String {
+        let mut s = format!("{} LLCs:", self.nr_llcs);
+        for (n, node) in self.llc_nr_cpus.iter().zip(&self.llc_node) {
+            s.push_str(&format!(" {n} CPUs (node {node})"));
+        }
+        s
+    }
+}
+
+/// The online CPU list as sysfs writes it, trimmed ("0-7").
+pub fn online() -> Result<String> {
+    Ok(std::fs::read_to_string("/sys/devices/system/cpu/online")?.trim().to_string())
+}
