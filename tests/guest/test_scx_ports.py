@@ -58,7 +58,7 @@ PORT_BASES = ("6.12", "7.3")
 # the scheduler (reproduced with scx_simple), per base.
 KNOWN_BASE_WARNINGS = {
     "6.12": re.compile(r"WARNING: CPU: \d+ PID: \d+ at \S*kernel/sched/deadline\.c:265 "
-                       r"task_non_contending"),
+                       r"(?:task_non_contending|inactive_task_timer)\+"),
 }
 
 MIGDIS = f"""

@@ -67,7 +67,7 @@
  * the switches, counters, overload masks and per-CPU gate state to the
  * debug dump sched_ext takes when it ejects the scheduler.
  *
- * The topology comes from the loader (sysfs); see scx_idlesteal.c.
+ * The topology comes from the loader (scx_utils' view of sysfs); see src/topo.rs.
  */
 #include <scx/common.bpf.h>
 
