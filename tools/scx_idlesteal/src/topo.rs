@@ -95,3 +95,42 @@ impl Tables {
 pub fn online() -> Result<String> {
     Ok(std::fs::read_to_string("/sys/devices/system/cpu/online")?.trim().to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scx_utils::testutils::make_test_topo;
+
+    /// 2 nodes x 2 LLCs x 2 cores x 2 threads (the 4llc preset's shape).
+    #[test]
+    fn tables_of_two_nodes_of_two_llcs() {
+        let (topo, nr) = make_test_topo(2, 2, 2, 2);
+        let t = Tables::new(&topo, nr).unwrap();
+        assert_eq!(t.nr_llcs, 4);
+        assert_eq!(t.llc_nr_cpus, vec![4, 4, 4, 4]);
+        assert_eq!(t.llc_node, vec![0, 0, 1, 1]);
+        assert_eq!(t.llc_cpus[1], vec![4, 5, 6, 7]);
+        assert_eq!(t.cpu_llc[5], 1);
+        assert_eq!(t.cpu_pos[5], 1);
+        assert_eq!(t.cpu_nr_siblings[5], 1);
+        assert_eq!(t.cpu_siblings[5][0], 4);
+        assert_eq!(t.describe(),
+                   "4 LLCs: 4 CPUs (node 0) 4 CPUs (node 0) 4 CPUs (node 1) 4 CPUs (node 1)");
+    }
+
+    /// Possible CPUs that are not in the topology (offline) belong to no LLC.
+    #[test]
+    fn cpus_beyond_the_topology_are_in_no_llc() {
+        let (topo, nr) = make_test_topo(1, 1, 2, 2);
+        let t = Tables::new(&topo, nr + 2).unwrap();
+        assert_eq!(t.cpu_llc[nr..], [MAX_LLCS as u32, MAX_LLCS as u32]);
+        assert_eq!(t.llc_nr_cpus, vec![4]);
+    }
+
+    /// A topology with more CPUs than the possible ones is refused.
+    #[test]
+    fn more_cpus_than_possible_is_an_error() {
+        let (topo, nr) = make_test_topo(1, 1, 2, 2);
+        assert!(Tables::new(&topo, nr - 1).is_err());
+    }
+}

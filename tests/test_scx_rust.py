@@ -1,0 +1,28 @@
+"""scx_idlesteal's Rust unit tests (`cargo test --release` in
+tools/scx_idlesteal: the topology tables on scx_utils' synthetic
+topologies), run with the toolchain and target directory its build uses
+(idlesteal/peers.py).  Skipped, saying so, where there is no cargo."""
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from idlesteal import peers, scx
+from idlesteal.util import HarnessError
+
+
+def test_cargo_test_passes():
+    try:
+        exe, env = peers.toolchain()
+    except HarnessError as e:
+        pytest.skip(f"no Rust toolchain for scx_idlesteal: {e}")
+    env["BPF_CLANG"] = str(peers.CLANG_DIR / "clang")
+    res = subprocess.run([str(exe), "test", "--release", "--locked", "--manifest-path",
+                          str(scx.OWN_DIR / "Cargo.toml"), "--target-dir", str(peers.target_dir())],
+                         capture_output=True, text=True, env=env, timeout=1800)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    m = re.search(r"test result: ok\. (\d+) passed; 0 failed", out)
+    assert m and int(m.group(1)) >= 3, out[-4000:]
