@@ -2,7 +2,8 @@
 variant boots with sched_ext, the kernel's scx_simple and our scx_idlesteal
 load and unload, scx_idlesteal steals with stealing on and not with it off
 (at start or switched at run time), kicks no idle CPU with -k, keeps every task inside its affinity,
-stays loaded through CPU hotplug (ops.cpu_online/offline) and is never
+stays loaded through CPU hotplug (ops.cpu_online/offline), serves its
+scx_stats metrics (--stats, --monitor) and is never
 ejected by the sched_ext watchdog; each published peer (idlesteal/peers.py)
 loads and unloads.  One 2x2x2 boot runs all of that; one more runs 60 s of
 the stress suite under scx_idlesteal, one more a small side-by-side
@@ -11,6 +12,7 @@ benchmark (docs/scx.md).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +62,17 @@ echo "MARK"
 {HB}
 scx_stop
 cat /tmp/switch.log
+section stats
+scx_start /tmp/stats.log scx_idlesteal --stats 0.5
+scx_idlesteal --monitor 0.5 > /tmp/monitor.out 2>&1 &
+mon=$!
+{HB}
+sleep 1.5
+kill -INT $mon; wait $mon || true
+scx_stop
+cat /tmp/stats.log
+echo "MONITOR"
+cat /tmp/monitor.out
 section hotplug
 scx_start /tmp/hotplug.log scx_idlesteal
 (while :; do hackbench -g 2 -l 50 >/dev/null; done) &
@@ -124,6 +137,23 @@ def clean_cycle(res: vm.RunResult, section: str, name: str) -> None:
     assert sidebyside.ops_matches(ops, name), got
     assert "rc 0" in got, got
     assert "state disabled" in got, got
+
+
+_METRICS = re.compile(r"^\[scx_idlesteal\] steals (\d+) failed \d+ .* stealing (on|off)$")
+
+
+def test_stats_and_monitor(scx_run):
+    """scx_stats (docs/scx.md): --stats prints the metrics beside the
+    scheduler, --monitor from another process while it runs; both see the
+    steals hackbench makes (each line is the change since the last)."""
+    clean_cycle(scx_run, "stats", "idlesteal")
+    got = lines(scx_run, "stats")
+    cut = got.index("MONITOR")
+    for part in (got[:cut], got[cut + 1:]):
+        rows = [m for m in map(_METRICS.match, part) if m]
+        assert rows, part
+        assert any(int(m.group(1)) > 0 for m in rows), part
+        assert all(m.group(2) == "on" for m in rows), part
 
 
 def test_sched_ext_present_and_idle_at_boot(scx_run):

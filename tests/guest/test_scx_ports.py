@@ -46,7 +46,7 @@ from .test_scx import (SCRIPT, clean_cycle, lines, test_idlesteal_affinity_respe
                        test_idlesteal_steals_with_stealing_on, test_idlesteal_survives_hotplug,
                        test_kernel_example_loads_and_unloads,
                        test_no_scheduler_ejected_and_no_kernel_error,
-                       test_sched_ext_present_and_idle_at_boot)
+                       test_sched_ext_present_and_idle_at_boot, test_stats_and_monitor)
 from .test_scx_correctness import (VERISTAT_OBJ, test_veristat_passes_every_program,  # noqa: F401
                                    veristat_files)
 
