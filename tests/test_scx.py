@@ -1,11 +1,12 @@
 """scx: the loader's counter lines, pahole's BTF switch (no build here)."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from idlesteal import pahole, scx
+from idlesteal import pahole, paths, scx
 from idlesteal.util import HarnessError
 
 LOG = """topology: 2 LLCs: 4 CPUs (node 0) 4 CPUs (node 0)
@@ -119,3 +120,14 @@ def test_parse_veristat_reads_the_csv_rows_after_the_header():
 def test_parse_veristat_without_a_header_is_an_error():
     with pytest.raises(HarnessError, match="no veristat CSV header"):
         scx.parse_veristat("libbpf: failed to open object\n")
+
+
+def test_source_digest_covers_every_source_file():
+    """scx.SOURCES (what a result's scx_idlesteal_sha256 is taken over)
+    names every tracked file of tools/scx_idlesteal."""
+    files = subprocess.run(["git", "ls-files", "tools/scx_idlesteal"], cwd=paths.REPO,
+                           capture_output=True, text=True, check=True).stdout.split()
+    if not files:
+        pytest.skip("not a git checkout")
+    prefix = "tools/scx_idlesteal/"
+    assert sorted(f[len(prefix):] for f in files) == sorted(scx.SOURCES)

@@ -222,6 +222,11 @@ volatile bool nearest_llc;
  * arrival kick, measured against its absence as the kernel's STEAL_KICK is.
  */
 volatile bool enqueue_kick = true;
+/*
+ * The arrival kick and the move to another LLC look for a CPU of a fully
+ * idle core first (-c clears it: any idle CPU, in LLC order).
+ */
+volatile bool kick_whole_core = true;
 
 UEI_DEFINE(uei);
 
@@ -261,6 +266,7 @@ enum stat_idx {
 	IDLESTEAL_STAT_STARVED,		/* tasks run out of vtime order after STARVE_MS */
 	IDLESTEAL_STAT_PREEMPT,		/* wakeups that preempted a task further ahead in vtime */
 	IDLESTEAL_STAT_SHORT,		/* slices cut short for the tasks waiting for the CPU */
+	IDLESTEAL_STAT_KICK_CORE,	/* arrival kicks that found a fully idle core */
 	IDLESTEAL_NR_STATS,
 };
 
@@ -540,22 +546,15 @@ static void kick_to_steal(s32 cpu)
 }
 
 /*
- * Claim (clear the idle bit of) an idle CPU of @cpu's LLC on which @p may
- * run, to be kicked so that it steals; -1 if there is none.  A claimed CPU
- * must be kicked: nobody else sees it idle any more.
+ * Claim (clear the idle bit of) an idle CPU of @llc, from position @pos + 1
+ * on, on which @p may run; with @whole, only one whose SMT siblings are
+ * idle too (in sched_ext's idle-core mask).  -1 if there is none.
  */
-static s32 claim_idle_stealer(struct task_struct *p, s32 cpu)
+static __always_inline s32 claim_in_llc(struct task_struct *p, u32 llc, u32 n, u32 pos,
+					const struct cpumask *whole)
 {
-	u32 llc, n, i, pos;
+	u32 i;
 	s32 c;
-
-	if (!steal_enabled || cpu < 0 || cpu >= MAX_CPUS)
-		return -1;
-	llc = cpu_llc_of(cpu);
-	if (llc >= MAX_LLCS)
-		return -1;
-	n = llc_nr(llc);
-	pos = cpu_pos_of(cpu);
 
 	bpf_for(i, 1, MAX_LLC_CPUS) {
 		u32 at;
@@ -568,10 +567,45 @@ static s32 claim_idle_stealer(struct task_struct *p, s32 cpu)
 		c = llc_cpu(llc, at);
 		if (!bpf_cpumask_test_cpu(c, p->cpus_ptr))
 			continue;
+		if (whole && !bpf_cpumask_test_cpu(c, whole))
+			continue;
 		if (scx_bpf_test_and_clear_cpu_idle(c))
 			return c;
 	}
 	return -1;
+}
+
+/*
+ * Claim (clear the idle bit of) an idle CPU of @cpu's LLC on which @p may
+ * run, to be kicked so that it steals; -1 if there is none.  A claimed CPU
+ * must be kicked: nobody else sees it idle any more.  With kick_whole_core
+ * a CPU of a fully idle core first (the task then has a core to itself,
+ * as select_idle_core() gives a waking fair task), then any.
+ */
+static s32 claim_idle_stealer(struct task_struct *p, s32 cpu)
+{
+	const struct cpumask *idle_cores;
+	u32 llc, n, pos;
+	s32 c;
+
+	if (!steal_enabled || cpu < 0 || cpu >= MAX_CPUS)
+		return -1;
+	llc = cpu_llc_of(cpu);
+	if (llc >= MAX_LLCS)
+		return -1;
+	n = llc_nr(llc);
+	pos = cpu_pos_of(cpu);
+
+	if (kick_whole_core) {
+		idle_cores = scx_bpf_get_idle_smtmask();
+		c = claim_in_llc(p, llc, n, pos, idle_cores);
+		scx_bpf_put_idle_cpumask(idle_cores);
+		if (c >= 0) {
+			stat_add(IDLESTEAL_STAT_KICK_CORE, 1);
+			return c;
+		}
+	}
+	return claim_in_llc(p, llc, n, pos, NULL);
 }
 
 /*
@@ -793,7 +827,11 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	stealer = enqueue_kick ? claim_idle_stealer(p, cpu) : -1;
 	if (stealer < 0 && steal_enabled && enqueue_kick) {
-		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+		idle = -1;
+		if (kick_whole_core)
+			idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
+		if (idle < 0)
+			idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 		if (idle >= 0) {
 			stat_add(IDLESTEAL_STAT_REMOTE_IDLE, 1);
 			scx_bpf_task_set_dsq_vtime(p, vtime);

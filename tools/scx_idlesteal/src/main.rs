@@ -92,6 +92,11 @@ struct Opts {
     #[arg(short = 'k', long)]
     no_kick: bool,
 
+    /// Kick any idle CPU for a task queued behind another, in LLC order,
+    /// not a CPU of a fully idle core first.
+    #[arg(short = 'c', long)]
+    any_cpu_kick: bool,
+
     /// Have ops.enqueue() see migration-disabled tasks, as 6.12 does
     /// (SCX_OPS_ENQ_MIGRATION_DISABLED; a test switch).
     #[arg(short = 'm', long)]
@@ -178,6 +183,7 @@ impl<'a> Scheduler<'a> {
         let data = skel.maps.data_data.as_mut().unwrap();
         data.steal_enabled = !opts.off;
         data.enqueue_kick = !opts.no_kick;
+        data.kick_whole_core = !opts.any_cpu_kick;
         skel.maps.bss_data.as_mut().unwrap().nearest_llc = opts.nearest_llc;
 
         let mut skel = scx_ops_load!(skel, idlesteal_ops, uei)?;
@@ -187,7 +193,8 @@ impl<'a> Scheduler<'a> {
                   wakeup preemption {}",
                  if opts.off { "off" } else { "on" },
                  if opts.nearest_llc { ", nearest LLC of the node too" } else { "" },
-                 if opts.no_kick { ", no arrival kick" } else { "" },
+                 if opts.no_kick { ", no arrival kick" }
+                 else if opts.any_cpu_kick { ", kicks any idle CPU" } else { "" },
                  if opts.enq_migration_disabled { ", enqueues migration-disabled tasks" }
                  else { "" },
                  if opts.fixed_slices { "fixed" } else { "scaled" },
@@ -217,8 +224,8 @@ impl<'a> Scheduler<'a> {
         Ok(true)
     }
 
-    fn totals(&self) -> [u64; 24] {
-        let mut totals = [0u64; 24];
+    fn totals(&self) -> [u64; 25] {
+        let mut totals = [0u64; 25];
         for (i, total) in totals.iter_mut().enumerate() {
             let key = (i as u32).to_ne_bytes();
             if let Ok(Some(vals)) = self.skel.maps.stats.lookup_percpu(&key, MapFlags::ANY) {
