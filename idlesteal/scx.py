@@ -120,6 +120,7 @@ def build_own(variant: str = VARIANT, verbose: bool = False) -> Path:
     target = peers.target_dir()
     target.mkdir(parents=True, exist_ok=True)
     logfile = out_dir(variant) / "build-scx_idlesteal.log"
+    logfile.parent.mkdir(parents=True, exist_ok=True)
     log(f"cargo build scx_idlesteal (target dir {target}), log {logfile}")
     build.run_make([str(exe), "build", "--release", "--locked", "--manifest-path",
                     str(OWN_DIR / "Cargo.toml"), "--target-dir", str(target)],
