@@ -319,13 +319,10 @@ fn install(bss: &mut types::bss, t: &Tables) {
     bss.cpu_nr_siblings[..n].copy_from_slice(&t.cpu_nr_siblings);
     bss.cpu_siblings[..n].copy_from_slice(&t.cpu_siblings);
     for id in 0..topo::MAX_LLCS {
-        let (nr, node) = (t.llc_nr_cpus.get(id).copied().unwrap_or(0),
-                          t.llc_node.get(id).copied().unwrap_or(0));
-        bss.llc_nr_cpus[id] = nr;
-        bss.llc_node[id] = node;
-        if let Some(cpus) = t.llc_cpus.get(id) {
-            bss.llc_cpus[id][..cpus.len()].copy_from_slice(cpus);
-        }
+        let cpus = t.llc_cpus.get(id).map(Vec::as_slice).unwrap_or(&[]);
+        bss.llc_nr_cpus[id] = cpus.len() as u32;
+        bss.llc_node[id] = t.llc_node.get(id).copied().unwrap_or(0);
+        bss.llc_cpus[id][..cpus.len()].copy_from_slice(cpus);
     }
     bss.nr_llcs = t.nr_llcs;
 }

@@ -19,7 +19,6 @@ pub struct Tables {
     pub cpu_pos: Vec<u32>,
     pub cpu_nr_siblings: Vec<u32>,
     pub cpu_siblings: Vec<[u32; MAX_SIBLINGS]>,
-    pub llc_nr_cpus: Vec<u32>,
     pub llc_cpus: Vec<Vec<u32>>,
     pub llc_node: Vec<u32>,
 }
@@ -35,7 +34,6 @@ impl Tables {
             cpu_pos: vec![0; nr_cpus],
             cpu_nr_siblings: vec![0; nr_cpus],
             cpu_siblings: vec![[0; MAX_SIBLINGS]; nr_cpus],
-            llc_nr_cpus: Vec::new(),
             llc_cpus: Vec::new(),
             llc_node: Vec::new(),
         };
@@ -51,7 +49,6 @@ impl Tables {
                         bail!("more than {MAX_LLCS} LLCs");
                     }
                     ids.push(c.llc_id);
-                    t.llc_nr_cpus.push(0);
                     t.llc_cpus.push(Vec::new());
                     t.llc_node.push(c.node_id as u32);
                     ids.len() - 1
@@ -64,7 +61,6 @@ impl Tables {
             t.cpu_llc[cpu] = id as u32;
             t.cpu_pos[cpu] = n as u32;
             t.llc_cpus[id].push(cpu as u32);
-            t.llc_nr_cpus[id] = (n + 1) as u32;
 
             let mut k = 0;
             if let Some(core) = topo.all_cores.get(&c.core_id) {
@@ -81,10 +77,15 @@ impl Tables {
         Ok(t)
     }
 
+    /// The number of CPUs of each LLC (the BPF side's llc_nr_cpus).
+    pub fn llc_nr_cpus(&self) -> Vec<u32> {
+        self.llc_cpus.iter().map(|c| c.len() as u32).collect()
+    }
+
     /// "2 LLCs: 4 CPUs (node 0) 4 CPUs (node 1)"
     pub fn describe(&self) -> String {
         let mut s = format!("{} LLCs:", self.nr_llcs);
-        for (n, node) in self.llc_nr_cpus.iter().zip(&self.llc_node) {
+        for (n, node) in self.llc_nr_cpus().iter().zip(&self.llc_node) {
             s.push_str(&format!(" {n} CPUs (node {node})"));
         }
         s
@@ -107,7 +108,7 @@ mod tests {
         let (topo, nr) = make_test_topo(2, 2, 2, 2);
         let t = Tables::new(&topo, nr).unwrap();
         assert_eq!(t.nr_llcs, 4);
-        assert_eq!(t.llc_nr_cpus, vec![4, 4, 4, 4]);
+        assert_eq!(t.llc_nr_cpus(), vec![4, 4, 4, 4]);
         assert_eq!(t.llc_node, vec![0, 0, 1, 1]);
         assert_eq!(t.llc_cpus[1], vec![4, 5, 6, 7]);
         assert_eq!(t.cpu_llc[5], 1);
@@ -124,7 +125,7 @@ mod tests {
         let (topo, nr) = make_test_topo(1, 1, 2, 2);
         let t = Tables::new(&topo, nr + 2).unwrap();
         assert_eq!(t.cpu_llc[nr..], [MAX_LLCS as u32, MAX_LLCS as u32]);
-        assert_eq!(t.llc_nr_cpus, vec![4]);
+        assert_eq!(t.llc_nr_cpus(), vec![4]);
     }
 
     /// A topology with more CPUs than the possible ones is refused.
