@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from . import paths
-from .util import HarnessError
+from .util import HarnessError, invalid
 
 # ---------------------------------------------------------------- limits
 
@@ -57,10 +57,6 @@ class UsageError(HarnessError):
 
     def __init__(self, option: str, value: object, want: str) -> None:
         super().__init__(f"argument {option}: {invalid(value, want)}")
-
-
-def invalid(value: object, want: str) -> str:
-    return f"invalid value {value!r} (want {want})"
 
 
 def _bad(value: object, want: str) -> argparse.ArgumentTypeError:

@@ -17,26 +17,17 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import (build, image, lockstat, procstat, report, schedstat, stress, topology,
+from . import (build, image, lockstat, overload, procstat, report, schedstat, topology,
                tracerun, vm)
 from . import waste as wst
 from . import workload as wl
+from .sample import BenchParseError, BenchSpec, Measurement, Side
 from .util import HarnessError, ParseError, log
 
 # Per CPU and domain: newidle balance's decaying maximum cost (ns), the
 # estimate sched_balance_newidle() compares with avg_idle (only there with
 # sched/verbose on).
 NEWIDLE_COST_GLOB = "/sys/kernel/debug/sched/domains/cpu*/domain*/max_newidle_lb_cost"
-
-
-@dataclass(frozen=True)
-class Side:
-    label: str               # "A" or "B"
-    features: tuple[str, ...]
-
-    @property
-    def name(self) -> str:
-        return " ".join(self.features) or "(unchanged)"
 
 
 @dataclass(frozen=True)
@@ -50,65 +41,6 @@ class Run:
     @property
     def tag(self) -> str:
         return f"r{self.index:03d}"
-
-
-@dataclass
-class BenchSpec:
-    a: Side
-    b: Side
-    levels: list[int]        # hackbench groups, sysbench threads, ...
-    size: int                # hackbench loops, sysbench events, ...
-    reps: int
-    alternate: bool = True
-    warmup: int = 1
-    extra_args: list[str] = field(default_factory=list)
-    workload: str = "hackbench"   # a builtin's name; for a custom one, custom["name"]
-    # A custom workload's definition (workload.custom()'s arguments, as
-    # Workload.to_json() gives them); None for a builtin workload.
-    custom: dict | None = None
-    # Host files for the guest image, "HOST:GUEST" (image.parse_file_spec()).
-    files: list[str] = field(default_factory=list)
-    # Which sides are traced for the wasted-CPU-time measure (tracerun.MODES).
-    waste: str = "both"
-    # /proc/lock_stat cleared before each run and its rq->__lock classes read
-    # after it (a kernel with CONFIG_LOCK_STAT: variant lockstat).
-    lock_stat: bool = False
-
-    def __post_init__(self) -> None:
-        if self.waste not in tracerun.MODES:
-            raise HarnessError(f"waste mode {self.waste!r}: one of {', '.join(tracerun.MODES)}")
-        if self.custom is not None:
-            self.workload = wl.from_json(self.custom).name   # checks the definition
-
-    @property
-    def wl(self) -> wl.Workload:
-        return wl.from_json(self.custom) if self.custom is not None else wl.get(self.workload)
-
-    def side(self, label: str) -> Side:
-        return self.a if label == "A" else self.b
-
-    def command(self, level: int) -> list[str]:
-        return self.wl.argv(level, self.size, self.extra_args)
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, d: dict) -> BenchSpec:
-        """The inverse of to_json() (a kept run's run.json)."""
-        try:
-            return cls(a=Side(d["a"]["label"], tuple(d["a"]["features"])),
-                       b=Side(d["b"]["label"], tuple(d["b"]["features"])),
-                       levels=list(d["levels"]), size=int(d["size"]), reps=int(d["reps"]),
-                       alternate=bool(d["alternate"]), warmup=int(d["warmup"]),
-                       extra_args=list(d["extra_args"]), workload=d["workload"],
-                       custom=dict(d["custom"]) if d.get("custom") is not None else None,
-                       files=[str(f) for f in d.get("files", [])],
-                       # runs kept before the measure existed traced nothing
-                       waste=str(d.get("waste", "off")),
-                       lock_stat=bool(d.get("lock_stat", False)))
-        except (KeyError, TypeError, ValueError, HarnessError) as e:
-            raise BenchParseError(f"not a bench spec ({type(e).__name__}: {e}): {d!r}") from None
 
 
 def plan(spec: BenchSpec) -> list[Run]:
@@ -177,44 +109,9 @@ def script(spec: BenchSpec, runs: list[Run], ncpus: int = 8, mem_mb: int = 1024,
               # The series' per-LLC overload masks must be empty once the load
               # is gone (kernels without the series have no such file).
               "section overload.after",
-              f"if [ -r {stress.OVERLOAD} ]; then",
-              stress.overload_settled("/tmp/overload").strip(), "fi"]
+              f"if [ -r {overload.OVERLOAD} ]; then",
+              overload.overload_settled("/tmp/overload").strip(), "fi"]
     return "\n".join(lines) + "\n"
-
-
-@dataclass
-class Measurement:
-    index: int
-    rep: int
-    level: int
-    side: str
-    features: list[str]
-    value: float          # the workload's primary metric
-    metrics: dict[str, float]
-    busy: float
-    sched: float          # per-CPU averages of the /proc/schedstat deltas
-    idle: float
-    wake: float
-    steal: float
-    steal_fail: float
-    steal_ns: float       # time spent in try_steal() attempts
-    newidle_lb: float
-    newidle_gained: float
-    newidle_cost_ns: float  # mean over CPUs of newidle's summed per-domain cost
-    cpu_ns: float         # CPU time available during the run, per CPU (/proc/stat)
-    # waste.Waste.as_dict() of the run's window; None when it was not traced
-    waste: dict | None = None
-    # What idle entries led to (idle_split()): per CPU, from schedstat
-    split: dict | None = None
-    # lockstat.record() of the run queue lock over the run; None without lock_stat
-    lock_stat: dict | None = None
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-
-class BenchParseError(ParseError):
-    pass
 
 
 def parse_newidle_cost(text: str) -> float:
@@ -420,8 +317,8 @@ def check_schedstat(sections: dict[str, str], runs: list[Run], ncpus: int) -> No
 
 def overload_left(text: str) -> list[tuple[str, str]]:
     """(llc, overloaded CPUs) of every LLC whose overload mask is not empty
-    in a settled read of overload_cpus (stress.overload_settled())."""
+    in a settled read of overload_cpus (overload.overload_settled())."""
     try:
-        return [(llc, cpus) for llc, cpus in stress.parse_overload(text) if cpus]
+        return [(llc, cpus) for llc, cpus in overload.parse_overload(text) if cpus]
     except ValueError as e:
         raise BenchParseError(f"overload_cpus: {e}") from None

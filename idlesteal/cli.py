@@ -481,7 +481,7 @@ def cmd_boot(a: argparse.Namespace) -> int:
 
 
 def _wrote(out: dict) -> str:
-    """The files a result went to (no "png": report.pyplot() said why)."""
+    """The files a result went to (no "png": util.pyplot() said why)."""
     return "wrote " + ", ".join(str(out[k]) for k in ("txt", "json", "png", "timeline_A",
                                                        "timeline_B") if k in out)
 

@@ -20,15 +20,13 @@ CPU of its LLC (node, machine), and how much of A's B removes; with
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import lockstat, provenance, stats, waste
-from .util import say_once
+from .sample import BenchSpec, Measurement
+from .util import pyplot, say_once
 
-if TYPE_CHECKING:   # bench imports report (run_ab); annotations only here
-    from .bench import BenchSpec, Measurement
 
 
 def _by(ms: list[Measurement], side: str, level: int) -> list[Measurement]:
@@ -486,27 +484,10 @@ def metadata(spec: BenchSpec, preset: str, build_meta: dict, qemu: str, guest: d
     }
 
 
-MATPLOTLIB_FIX = ("run the harness with Debian's /usr/bin/python3 (`/usr/bin/python3 -m "
-                  "idlesteal ...` or `make ...`) and install python3-matplotlib "
-                  "(`make deps`, or `sudo apt-get install python3-matplotlib`)")
-
-
-def pyplot() -> Any:
-    """matplotlib.pyplot with the Agg backend, or None (said once, with the fix)."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        say_once("matplotlib", f"no PNG plots: {sys.executable} cannot import matplotlib "
-                 f"({e}); {MATPLOTLIB_FIX}")
-        return None
-    return plt
-
 
 def plot(spec: BenchSpec, rows: list[dict], path: Path, title: str) -> bool:
     """Write a PNG (time and %busy vs groups, with 95% CI bars); False when
-    matplotlib is missing (pyplot() said so)."""
+    matplotlib is missing (util.pyplot() said so)."""
     plt = pyplot()
     if plt is None:
         return False
@@ -568,5 +549,5 @@ def write(name: str, outdir: Path, spec: BenchSpec, ms: list[Measurement], meta:
     paths["json"].write_text(json.dumps({"meta": meta, "summary": rows,
                                          "runs": [m.to_json() for m in ms]}, indent=2) + "\n")
     if not plot(spec, rows, paths["png"], header.strip("# \n")):
-        paths.pop("png").unlink(missing_ok=True)   # not an older run's; pyplot() said why
+        paths.pop("png").unlink(missing_ok=True)   # not an older run's; util.pyplot() said why
     return {"table": text, **paths}

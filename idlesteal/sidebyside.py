@@ -41,7 +41,7 @@ from pathlib import Path
 from . import (build, image, paths, peers, procstat, provenance, report, schedstat, scx,
                stats, suite, topology, tracerun, vm)
 from . import waste as wst
-from .util import HarnessError, ParseError, log
+from .util import HarnessError, ParseError, invalid, log, pyplot
 
 
 class SideBySideError(ParseError):
@@ -97,7 +97,6 @@ def feature_base(word: str) -> str:
 
 def parse_contender(text: str) -> Contender:
     """side-by-side --contender (an argparse type): 'NAME=FEAT[,FEAT...]'."""
-    from .args import invalid
     name, eq, feats = text.partition("=")
     words = tuple(feats.split(","))
     bases = [feature_base(w) for w in words]
@@ -113,7 +112,6 @@ def sched_names(text: str) -> list[str]:
     """side-by-side --sched (an argparse type): the form only, 'a,b,...' of
     two or more names, none twice; whether each is built in or defined by
     --contender is checked after parsing (contenders())."""
-    from .args import invalid
     words = text.split(",")
     if len(words) < 2 or not all(CONTENDER_NAME.fullmatch(w) for w in words) \
             or len(set(words)) != len(words):
@@ -687,8 +685,8 @@ def plot(spec: Spec, rows: list[dict], path: Path, title: str = "") -> bool:
     """The table's picture (outdir/<preset>.png): per workload and level,
     each scheduler's mean and 95% interval divided by the baseline's mean
     (the baseline at 1 with its own interval).  False when matplotlib is
-    missing (report.pyplot() said so, once)."""
-    plt = report.pyplot()
+    missing (util.pyplot() said so, once)."""
+    plt = pyplot()
     if plt is None:
         return False
     names = [c.name for c in spec.contenders]

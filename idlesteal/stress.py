@@ -45,11 +45,11 @@ from pathlib import Path
 
 from . import bases, build, image, kcsan, paths, provenance, schedstat, scx, topology, vm
 from .guest import read as guest_file
+from .overload import OVERLOAD, overload_settled, parse_overload
 from .util import HarnessError, log
 
 VARIANT = "debug"
 FEATURES = "/sys/kernel/debug/sched/features"
-OVERLOAD = "/sys/kernel/debug/sched/overload_cpus"
 # The debug kernel boots slowly under TCG (KASAN shadow, lockdep).
 BOOT_TIMEOUT = 600
 # Soft-lockup threshold is 2 x watchdog_thresh: 60 s, like the RCU stall
@@ -252,24 +252,6 @@ WORKERS = ("hackbench0", "hackbench1", "msgcount0", "msgcount1", "wakelat", "thr
            "features", "monitor")
 
 
-def overload_settled(tmp: str, reads: int = 5) -> str:
-    """Guest shell: print overload_cpus once no CPU is marked in it.
-
-    A CPU is marked for a moment whenever two tasks are runnable on it -- the
-    reader itself and a kworker flushing the console are enough.  A bit the
-    kernel forgot to clear stays through every read; so read up to @reads
-    times, 1 s apart, and print the last read.
-    """
-    return f"""
-for t in $(seq {reads}); do
-    cat {OVERLOAD} > {tmp}
-    grep -q "overloaded *[0-9]" {tmp} || break
-    sleep 1
-done
-cat {tmp}
-"""
-
-
 def script_params(p: Params) -> dict[str, object]:
     """The shell variables guest/stress.sh reads (it checks each is set)."""
     n = p.ncpus
@@ -382,27 +364,6 @@ def parse_cpustat(text: str) -> dict[str, int]:
         tok = line.split()
         if len(tok) == 2 and tok[1].lstrip("-").isdigit():
             out[tok[0]] = int(tok[1])
-    return out
-
-
-_OVERLOAD_RE = re.compile(r"^llc (\S+) overloaded\s*(\S*)\s*$")
-
-
-def parse_overload(text: str) -> list[tuple[str, str]]:
-    """overload_cpus -> [(llc cpulist, overloaded cpulist or '')]."""
-    out = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        if " inconsistent " in line:
-            # The kernel checked each CPU's runqueue against the mask under
-            # its lock (series v3, sched/debug): any CPU listed is a bug.
-            raise ValueError(f"overload_cpus: a runqueue disagrees with its LLC's mask: "
-                             f"{line.strip()!r}")
-        m = _OVERLOAD_RE.match(line.strip())
-        if not m:
-            raise ValueError(f"unexpected overload_cpus line: {line!r}")
-        out.append((m.group(1), m.group(2)))
     return out
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 
 class HarnessError(RuntimeError):
@@ -70,3 +70,25 @@ class Stopwatch:
 
     def elapsed(self) -> float:
         return time.monotonic() - self.t0
+
+MATPLOTLIB_FIX = ("run the harness with Debian's /usr/bin/python3 (`/usr/bin/python3 -m "
+                  "idlesteal ...` or `make ...`) and install python3-matplotlib "
+                  "(`make deps`, or `sudo apt-get install python3-matplotlib`)")
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot with the Agg backend, or None (said once, with the fix)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        say_once("matplotlib", f"no PNG plots: {sys.executable} cannot import matplotlib "
+                 f"({e}); {MATPLOTLIB_FIX}")
+        return None
+    return plt
+
+
+def invalid(value: object, want: str) -> str:
+    """The message of a refused argument value: what was given, what is wanted."""
+    return f"invalid value {value!r} (want {want})"

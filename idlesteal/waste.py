@@ -112,7 +112,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, NamedTuple, Optional, Union
 
 from .topology import Preset, parse_cpulist
-from .util import HarnessError, ParseError
+from .util import HarnessError, ParseError, pyplot
 
 LEVELS = ("llc", "node", "machine")
 _LLC, _NODE, _MACHINE = 0, 1, 2
@@ -1083,9 +1083,8 @@ COLOURS = {"run": "#4c72b0", "idle": "#dddddd", "wasted": "#d62728"}
 def plot_timeline(tl: Timeline, path: Union[str, Path], title: str) -> bool:
     """A PNG: CPUs as rows (CPU 0 on top), time across (ms from the first
     segment), running / idle / LLC-wasted in three colours.  False when
-    matplotlib is missing (report.pyplot() said so)."""
-    from . import report
-    plt = report.pyplot()
+    matplotlib is missing (util.pyplot() said so)."""
+    plt = pyplot()
     if plt is None:
         return False
     t0 = min((segs[0][0] for segs in tl.values() if segs), default=0.0)

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import bench, report
+from idlesteal import bench, report, util
 
 DATA = Path(__file__).parent / "data"
 
@@ -216,7 +216,7 @@ def test_one_repetition_plots_without_error_bars(tmp_path: Path):
     runs = bench.plan(s)
     ms = bench.collect(s, runs, fake_sections(s, runs, lambda r: 1.0))
     rows = report.summarize(s, ms)
-    if report.pyplot() is None:
+    if util.pyplot() is None:
         pytest.skip("no matplotlib")
     assert report.plot(s, rows, tmp_path / "one.png", "one rep")
     assert (tmp_path / "one.png").stat().st_size > 0

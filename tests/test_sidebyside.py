@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import image, peers, schedstat, sidebyside as sbs, suite
+from idlesteal import image, peers, schedstat, sidebyside as sbs, suite, util
 from idlesteal.util import HarnessError
 
 DATA = Path(__file__).parent / "data"
@@ -247,7 +247,7 @@ def test_without_matplotlib_the_png_is_said_to_be_skipped(tmp_path, monkeypatch,
     rows = sbs.summarize(s, ms)
     assert not sbs.plot(s, rows, tmp_path / "a.png")
     assert not sbs.plot(s, rows, tmp_path / "b.png")
-    assert report.pyplot() is None
+    assert util.pyplot() is None
     err = capsys.readouterr().err
     assert err.count("no PNG plots") == 1                 # said once
     assert "python3-matplotlib" in err and "/usr/bin/python3 -m idlesteal" in err

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from idlesteal import guest, stress, vm
+from idlesteal import guest, overload, stress, vm
 
 P = stress.Params(seconds=120, ncpus=8)
 
@@ -115,13 +115,13 @@ def test_msgcount_short_of_expected_is_a_problem():
 
 
 def test_parse_overload_and_cpustat():
-    assert stress.parse_overload("llc 0-3 overloaded 1,2\nllc 4-7 overloaded \n") == [
+    assert overload.parse_overload("llc 0-3 overloaded 1,2\nllc 4-7 overloaded \n") == [
         ("0-3", "1,2"), ("4-7", "")]
     with pytest.raises(ValueError):
-        stress.parse_overload("garbage\n")
+        overload.parse_overload("garbage\n")
     # The kernel's own consistency check (sched/debug) names a CPU: a failure.
     with pytest.raises(ValueError, match="disagrees with its LLC's mask"):
-        stress.parse_overload("llc 0-3 overloaded 1 inconsistent 2\nllc 4-7 overloaded \n")
+        overload.parse_overload("llc 0-3 overloaded 1 inconsistent 2\nllc 4-7 overloaded \n")
     assert stress.parse_cpustat("nr_periods 10\nnr_throttled 4\n") == {
         "nr_periods": 10, "nr_throttled": 4}
 

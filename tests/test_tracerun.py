@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import bench, report, topology, tracerun, waste
+from idlesteal import bench, report, topology, tracerun, util, waste
 from tests.test_bench import fake_sections, spec
 from tests.test_waste import A, B, Trace
 
@@ -154,7 +154,7 @@ def test_collect_and_report_with_the_waste_columns(tmp_path: Path):
     runs_json = json.loads(out["json"].read_text())["runs"]
     assert runs_json[0]["waste"]["wasted"]["llc"] == pytest.approx(3 * 400e-6)
     pics = bench.timelines(s, runs, secs, T222, tmp_path, "t")
-    if report.pyplot() is not None:
+    if util.pyplot() is not None:
         assert set(pics) == {"timeline_A", "timeline_B"}
         assert all(p.stat().st_size > 0 for p in pics.values())
 

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from idlesteal import bases, ktap, schedstat, stress, topology, vm
+from idlesteal import bases, ktap, overload, schedstat, topology, vm
 
 pytestmark = pytest.mark.guest
 
@@ -52,7 +52,7 @@ while pidof hackbench >/dev/null; do sleep 0.5; done
 snap affinity1
 sleep 1
 section overload_after
-{stress.overload_settled("/tmp/ov").strip()}
+{overload.overload_settled("/tmp/ov").strip()}
 """
 
 
@@ -110,10 +110,10 @@ def test_no_mask_is_kept_while_stealing_is_off(steal_run):
     """With STEAL off the overload masks are not kept (the tracking sits
     behind the feature's static key): 20 reads of
     overload_cpus under hackbench list no CPU."""
-    listed = [cpus for _, cpus in stress.parse_overload(steal_run.sections["overload_off"])
+    listed = [cpus for _, cpus in overload.parse_overload(steal_run.sections["overload_off"])
               if cpus]
     assert listed == [], f"CPUs listed overloaded with stealing off: {listed}"
-    assert len(stress.parse_overload(steal_run.sections["overload_off"])) >= 20 * 2
+    assert len(overload.parse_overload(steal_run.sections["overload_off"])) >= 20 * 2
 
 
 def test_steal_stats_consistent(steal_run):
@@ -173,7 +173,7 @@ def test_affinity_respected_while_stealing(steal_run):
 
 
 def test_overload_masks_empty_after_load(steal_run):
-    llcs = stress.parse_overload(steal_run.sections["overload_after"])
+    llcs = overload.parse_overload(steal_run.sections["overload_after"])
     assert [llc for llc, _ in llcs] == ["0-3", "4-7"]  # one line per LLC of 2x2x2
     stuck = [f"llc {llc}: {cpus}" for llc, cpus in llcs if cpus]
     assert not stuck, f"CPUs still marked overloaded after 5 reads 1 s apart: {stuck}"
@@ -200,7 +200,7 @@ def overloaded_during(res: vm.RunResult) -> list[int]:
     """Every CPU overload_cpus listed while hackbench ran, each checked
     against the span of the LLC it was listed under."""
     seen = []
-    for llc, cpus in stress.parse_overload(res.sections["overload_during"]):
+    for llc, cpus in overload.parse_overload(res.sections["overload_during"]):
         span = set(topology.parse_cpulist(llc))
         listed = topology.parse_cpulist(cpus) if cpus else []
         assert set(listed) <= span, f"llc {llc} lists CPUs outside it: {cpus}"
