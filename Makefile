@@ -31,14 +31,14 @@ A ?= NO_STEAL
 B ?= STEAL
 VARIANT ?= steal
 BENCH_ARGS ?=
-# Stress (idlesteal/stress.py): seconds of load per preset; `make stress`
+# Stress (idlesteal/runs/stress.py): seconds of load per preset; `make stress`
 # runs both presets (default 2 x 600 s = 20 min of load, plus boots).
 STRESS_PRESETS ?= 2x2x2,2node
 STRESS_SECONDS ?= 600
 STRESS_SHORT_SECONDS ?= 60
 STRESS_ARGS ?=
 
-# Asymmetric-capacity arm64 guest (idlesteal/asym.py): placement with and
+# Asymmetric-capacity arm64 guest (idlesteal/runs/asym.py): placement with and
 # without the stable idle-core patch, results in results/asym/.
 ASYM_PRESET ?= asym2b2l
 ASYM_ROUNDS ?= 200
@@ -276,7 +276,7 @@ stress: deps
 
 # KCSAN (configs/kcsan.config, a kernel of its own: KCSAN excludes KASAN): the
 # stress suite with data-race detection; a report that touches the series
-# fails it, the base kernel's own are listed (idlesteal/kcsan.py).  Not in
+# fails it, the base kernel's own are listed (idlesteal/measure/kcsan.py).  Not in
 # `make test`: the KCSAN kernel's cold build took 6 min here.
 KCSAN_SECONDS ?= 300
 kcsan: deps

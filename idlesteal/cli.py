@@ -27,10 +27,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, NoReturn
 
-from . import (args, asym, bases, bench, build, collect, compare, estimate, host, hostsbs,
-               image, kconfig, kernels, needs, paths, peers, scx, sidebyside, source, stress,
-               suite, topology, tree, vm, workload)
-from .args import UsageError, one_line
+from .commands import args, needs
+from .runs import asym, bench, collect, host, hostsbs, kernels, sidebyside, stress, suite
+from . import bases, paths
+from .kernel import build, kconfig, source, tree
+from .report import compare, estimate
+from .guest import image, topology, vm
+from .scx import peers, own as scx
+from .measure import workload
+from .commands.args import UsageError, one_line
 from .util import HarnessError, Stopwatch, log
 
 
@@ -352,7 +357,7 @@ def _unbuilt(cs: list[sidebyside.Contender]) -> list[str]:
 
 
 def _side_by_side_host(a: argparse.Namespace) -> int:
-    """side-by-side --host: on this machine (idlesteal/hostsbs.py, docs/host.md)."""
+    """side-by-side --host: on this machine (idlesteal/runs/hostsbs.py, docs/host.md)."""
     (spec,) = a.specs
     outdir = Path(a.outdir)
     for note in a.left_out:
@@ -491,7 +496,7 @@ def _show(text: str) -> None:
 
 
 def _bench_host(a: argparse.Namespace) -> int:
-    """bench --host: on this machine (idlesteal/host.py, docs/host.md)."""
+    """bench --host: on this machine (idlesteal/runs/host.py, docs/host.md)."""
     spec, outdir = a.spec, Path(a.outdir)
     if a.dry_run:
         runs = len(bench.plan(spec))

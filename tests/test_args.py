@@ -20,8 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import (args, asym, bench, build, cli, collect, host, hostsbs, image, kernels,
-                       needs, paths, peers, scx, sidebyside, source, stress, suite, tree, vm)
+from idlesteal.commands import args, needs
+from idlesteal.runs import asym, bench, collect, host, hostsbs, kernels, sidebyside, stress, suite
+from idlesteal.kernel import build, source, tree
+from idlesteal import cli, paths
+from idlesteal.guest import image, vm
+from idlesteal.scx import peers, own as scx
 
 
 @dataclass(frozen=True)
@@ -489,7 +493,7 @@ def tree_features_h() -> Path:
 def test_feature_table_matches_the_kernel_tree():
     tree_names = args.features_in(tree_features_h().read_text())
     assert sorted(tree_names) == sorted(args.known_features()), \
-        "idlesteal/args.py FEATURES_72 (+ the series') differs from the tree's features.h"
+        "idlesteal/commands/args.py FEATURES_72 (+ the series') differs from the tree's features.h"
     base = subprocess.run(["git", "-C", str(paths.tree_dir()), "show",
                            "base:kernel/sched/features.h"], capture_output=True, text=True)
     if base.returncode == 0:          # mainline's own, before the series

@@ -8,7 +8,9 @@ import subprocess
 
 import pytest
 
-from idlesteal import asym, build, image
+from idlesteal.runs import asym
+from idlesteal.kernel import build
+from idlesteal.guest import image
 
 P = asym.get("asym2b2l")
 

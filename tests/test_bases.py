@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import bases, build, cli, paths, provenance, source, tree
+from idlesteal import bases, cli, paths
+from idlesteal.kernel import build, provenance, source, tree
 from idlesteal.util import HarnessError
 
 
@@ -234,7 +235,7 @@ def test_the_6_12_series_is_the_default_bases_backported(monkeypatch):
 
 
 def test_stress_knows_7_3_has_the_series(monkeypatch):
-    from idlesteal import stress
+    from idlesteal.runs import stress
     monkeypatch.setenv(bases.ENV, "7.3")
     assert stress.series_kernel("steal") and stress.series_kernel("debug")
     assert not stress.series_kernel("mainline-debug")
@@ -257,7 +258,7 @@ def test_jobs_from_the_environment(monkeypatch):
 
 
 def test_stress_knows_a_port_has_no_series(monkeypatch):
-    from idlesteal import stress
+    from idlesteal.runs import stress
     monkeypatch.setenv(bases.ENV, "6.12")
     assert stress.series_kernel("steal") and not stress.series_kernel("mainline")
     without_series(monkeypatch)
@@ -268,7 +269,8 @@ def test_stress_knows_a_port_has_no_series(monkeypatch):
 
 
 def test_base_in_a_bench_results_meta(monkeypatch):
-    from idlesteal import bench, report
+    from idlesteal.runs import bench
+    from idlesteal.report import ab as report
     monkeypatch.setenv(bases.ENV, "6.12")
     s = bench.BenchSpec(a=bench.Side("A", ("NO_STEAL",)), b=bench.Side("B", ("STEAL",)),
                         levels=[1], size=10, reps=2, waste="off")

@@ -3,7 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import bench, report, util
+from idlesteal.runs import bench
+from idlesteal.report import ab as report
+from idlesteal import util
 
 DATA = Path(__file__).parent / "data"
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from idlesteal import build, paths
+from idlesteal.kernel import build
+from idlesteal import paths
 from idlesteal.util import HarnessError
 
 

@@ -39,7 +39,8 @@ def test_guest_commands_keep_their_options():
 import json
 from pathlib import Path
 
-from idlesteal import bench, kernels, tree
+from idlesteal.runs import bench, kernels
+from idlesteal.kernel import tree
 from idlesteal.util import HarnessError
 
 
@@ -97,10 +98,10 @@ def test_suite_goes_on_after_a_parse_error_and_fails(fake, tmp_path, capsys):
 
 @pytest.mark.parametrize("error", [
     bench.BenchParseError("x"),
-    __import__("idlesteal.workload", fromlist=["x"]).WorkloadParseError("x"),
-    __import__("idlesteal.schedstat", fromlist=["x"]).SchedstatError("x"),
-    __import__("idlesteal.procstat", fromlist=["x"]).ProcStatError("x"),
-    __import__("idlesteal.ktap", fromlist=["x"]).KtapError("x"),
+    __import__("idlesteal.measure.workload", fromlist=["x"]).WorkloadParseError("x"),
+    __import__("idlesteal.measure.schedstat", fromlist=["x"]).SchedstatError("x"),
+    __import__("idlesteal.measure.procstat", fromlist=["x"]).ProcStatError("x"),
+    __import__("idlesteal.measure.ktap", fromlist=["x"]).KtapError("x"),
 ])
 def test_every_parse_error_is_a_harness_error(error):
     assert isinstance(error, HarnessError) and isinstance(error, ValueError)
@@ -200,7 +201,8 @@ def test_custom_workload_from_the_command_line(fake, tmp_path):
 
 import os
 
-from idlesteal import host, report, suite
+from idlesteal.runs import host, suite
+from idlesteal.report import ab as report
 
 HOST_SUITE = """\
 workload shb "sh -c 'echo t={level}'" "t=([0-9.]+)" lower
@@ -296,7 +298,8 @@ def test_suite_host_arguments(fake_host, argv, want, capsys):
 def test_side_by_side_summary_keeps_every_preset_of_the_file(monkeypatch, tmp_path, capsys):
     """--presets runs some; summary.txt still lists all (the others as
     their last .txt, or "not run yet")."""
-    from idlesteal import build, sidebyside
+    from idlesteal.kernel import build
+    from idlesteal.runs import sidebyside
     (tmp_path / "s.suite").write_text("2x2x2 hackbench 1 50\n1x1x2 hackbench 1 50\n")
     (tmp_path / "out").mkdir()
     (tmp_path / "out/2x2x2.txt").write_text("2x2x2: an earlier run\n")

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import bench, cli, collect, host, image, stress, vm
+from idlesteal.runs import bench, collect, host, stress
+from idlesteal import cli
+from idlesteal.guest import image, vm
 from idlesteal.util import HarnessError
 
 from .test_stress import P as STRESS_PARAMS
@@ -272,7 +274,7 @@ def test_collect_command_on_a_host_run_dir(tmp_path: Path, capsys):
 def sbs_run_dir(tmp_path: Path, console: str = CONSOLE, **extra) -> tuple[Path, "object"]:
     """A kept side-by-side boot: the real 2x2x2 capture (six schedulers,
     2 repetitions, untraced) with run.json as sidebyside.run() writes it."""
-    from idlesteal import sidebyside as sbs, suite
+    from idlesteal.runs import sidebyside as sbs, suite
     s = sbs.Spec("2x2x2", suite.parse("2x2x2 hackbench 2 50"), sbs.contenders(sbs.DEFAULT), 2,
                  waste=False)
     parsed = image.parse_output((DATA / "sidebyside-2x2x2.txt").read_text())
@@ -282,7 +284,7 @@ def sbs_run_dir(tmp_path: Path, console: str = CONSOLE, **extra) -> tuple[Path, 
 
 
 def test_sidebyside_run_dir_collects_and_leaves_out_an_ejected_peer(tmp_path: Path):
-    from idlesteal import sidebyside as sbs
+    from idlesteal.runs import sidebyside as sbs
     stall = ('[  411.2] sched_ext: BPF scheduler "cosmos_1.1.7_x86_64_unknown_linux_gnu" '
              'disabled (runnable task stall)\n')
     d, s = sbs_run_dir(tmp_path, CONSOLE + stall, build={"variant": "scx"},
@@ -340,7 +342,7 @@ def test_a_staged_bench_run_boots_elsewhere_and_collects(tmp_path: Path, monkeyp
     import os
     import subprocess
 
-    from idlesteal import topology
+    from idlesteal.guest import topology
     monkeypatch.setattr(vm.paths, "runs_dir", lambda: tmp_path / "runs")
     kernel, base = tmp_path / "bzImage.built", tmp_path / "base.cpio.gz"
     kernel.write_bytes(b"kernel")
@@ -379,7 +381,7 @@ def test_a_staged_bench_run_boots_elsewhere_and_collects(tmp_path: Path, monkeyp
 
 
 def test_a_run_with_a_host_share_is_not_staged(tmp_path: Path, monkeypatch):
-    from idlesteal import topology
+    from idlesteal.guest import topology
     monkeypatch.setattr(vm.paths, "runs_dir", lambda: tmp_path / "runs")
     with vm.stage(), pytest.raises(HarnessError, match="cannot be staged"):
         vm.run_script("true\n", topology.get("2x2x2"), tmp_path / "k", tmp_path / "i",

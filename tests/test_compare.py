@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from idlesteal import compare
+from idlesteal.report import compare
 from idlesteal.util import HarnessError
 
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import asym, guest, image, stress, topology
+from idlesteal.runs import asym, stress
+from idlesteal import guest
+from idlesteal.guest import image, topology
 
 GUEST_DIR = Path(guest.__file__).parent
 

@@ -1,5 +1,5 @@
 """Host mode's parsers and its state keeping, on fake root directories
-(idlesteal/host.py): the topology from sysfs, what the kernel offers, the
+(idlesteal/runs/host.py): the topology from sysfs, what the kernel offers, the
 load, the sides of an A/B, and the state saved, changed and put back."""
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import bench, host, workload
+from idlesteal.runs import bench, host
+from idlesteal.measure import workload
 
 EVENTS = host.EVENTS
 
@@ -456,7 +457,7 @@ def test_host_options_go_together(argv, want, capsys):
 
 
 def test_trace_buffer_on_the_host():
-    from idlesteal import tracerun
+    from idlesteal.measure import tracerun
     assert host.trace_kb(2, 24000) == host.TRACE_KB                   # 128 MB of 24 GB
     assert host.trace_kb(160, 65536) == 65536 * 1024 // 16 // 160     # a sixteenth in all
     assert host.trace_kb(64, 1024) == tracerun.DEFAULT_KB             # never below the guest's
@@ -618,13 +619,13 @@ def test_a_scheduler_loaded_before_the_run_is_left_alone(tmp_path, monkeypatch):
 
 
 def _cs(root: Path):
-    from idlesteal import sidebyside
+    from idlesteal.runs import sidebyside
     put(root, "sys/kernel/btf/vmlinux", "")
     return sidebyside.contenders("eevdf,eevdf+steal,scx_idlesteal,scx_bpfland")
 
 
 def test_fit_on_a_series_kernel_with_sched_ext(tmp_path):
-    from idlesteal import hostsbs
+    from idlesteal.runs import hostsbs
     fake_kernel(tmp_path, scx="disabled")
     kept, skipped = hostsbs.fit(_cs(tmp_path), host.offer(tmp_path, euid=0))
     assert [c.name for c in kept] == ["eevdf", "eevdf+steal", "scx_idlesteal", "scx_bpfland"]
@@ -632,7 +633,7 @@ def test_fit_on_a_series_kernel_with_sched_ext(tmp_path):
 
 
 def test_fit_on_a_stock_kernel_drops_what_it_cannot_run(tmp_path):
-    from idlesteal import hostsbs
+    from idlesteal.runs import hostsbs
     fake_kernel(tmp_path, features="PLACE_LAG WA_IDLE\n", scx="disabled")
     kept, skipped = hostsbs.fit(_cs(tmp_path), host.offer(tmp_path, euid=0))
     # NO_STEAL of a kernel without STEAL: nothing to turn off
@@ -643,7 +644,7 @@ def test_fit_on_a_stock_kernel_drops_what_it_cannot_run(tmp_path):
 
 
 def test_fit_without_sched_ext_or_readable_features(tmp_path):
-    from idlesteal import hostsbs
+    from idlesteal.runs import hostsbs
     fake_kernel(tmp_path, features=None)
     kept, skipped = hostsbs.fit(_cs(tmp_path), host.offer(tmp_path, euid=0))
     assert [c.name for c in kept] == ["eevdf"]
@@ -653,7 +654,7 @@ def test_fit_without_sched_ext_or_readable_features(tmp_path):
 
 
 def test_fit_with_a_scheduler_already_loaded(tmp_path):
-    from idlesteal import hostsbs
+    from idlesteal.runs import hostsbs
     fake_kernel(tmp_path, scx="enabled")
     put(tmp_path, host.SCHED_EXT + "/root/ops", "rusty\n")
     kept, skipped = hostsbs.fit(_cs(tmp_path), host.offer(tmp_path, euid=0))
@@ -662,7 +663,7 @@ def test_fit_with_a_scheduler_already_loaded(tmp_path):
 
 
 def test_side_by_side_script_without_features_reads_none():
-    from idlesteal import sidebyside, suite
+    from idlesteal.runs import sidebyside, suite
     e = suite.Entry(suite.HOST, "hackbench", [1], 50)
     cs = [sidebyside.Contender("eevdf", ()), sidebyside.Contender(
         "scx_idlesteal", (), ("scx_idlesteal",), "idlesteal")]

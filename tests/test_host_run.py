@@ -19,7 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import host, needs, paths, peers, scx
+from idlesteal.runs import host
+from idlesteal.commands import needs
+from idlesteal import paths
+from idlesteal.scx import peers, own as scx
 
 ROOT = host.ROOT
 

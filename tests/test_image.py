@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import cpio, image, workload
+from idlesteal.guest import cpio, image
+from idlesteal.measure import workload
 from idlesteal.util import HarnessError
 
 

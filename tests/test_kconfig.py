@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import kconfig
+from idlesteal.kernel import kconfig
 from idlesteal.util import HarnessError
 
 FRAGMENT = """\

@@ -1,6 +1,7 @@
 import pytest
 
-from idlesteal import kcsan, vm
+from idlesteal.measure import kcsan
+from idlesteal.guest import vm
 
 BASE = """\
 [   12.000001] ==================================================================

@@ -8,7 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from idlesteal import kernels, topology, workload
+from idlesteal.runs import kernels
+from idlesteal.guest import topology
+from idlesteal.measure import workload
 from idlesteal.util import HarnessError
 
 DATA = Path(__file__).parent / "data"

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import ktap
+from idlesteal.measure import ktap
 
 DATA = Path(__file__).parent / "data"
 

@@ -1,4 +1,4 @@
-"""/proc/lock_stat parser (idlesteal/lockstat.py) on real captures from the
+"""/proc/lock_stat parser (idlesteal/measure/lockstat.py) on real captures from the
 lockstat kernel (configs/lockstat.config), and bench --lock-stat's script,
 per-run record and report."""
 import json
@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import bench, lockstat, report
+from idlesteal.runs import bench
+from idlesteal.measure import lockstat
+from idlesteal.report import ab as report
 
 DATA = Path(__file__).parent / "data"
 # `cat /proc/lock_stat` on 2x2x2 after hackbench -g 4 -l 50 with STEAL, the

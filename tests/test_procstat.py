@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import procstat
+from idlesteal.measure import procstat
 
 DATA = Path(__file__).parent / "data"
 

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import schedstat
+from idlesteal.measure import schedstat
 
 DATA = Path(__file__).parent / "data"
 

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import pahole, paths, scx
+from idlesteal.kernel import pahole
+from idlesteal import paths
+from idlesteal.scx import own as scx
 from idlesteal.util import HarnessError
 
 LOG = """topology: 2 LLCs: 4 CPUs (node 0) 4 CPUs (node 0)

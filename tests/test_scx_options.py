@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from idlesteal import peers, scx
+from idlesteal.scx import peers, own as scx
 from idlesteal.util import HarnessError
 
 _loader: list[str] = []

@@ -1,7 +1,7 @@
 """scx_idlesteal's Rust unit tests (`cargo test --release` in
 tools/scx_idlesteal: the topology tables on scx_utils' synthetic
 topologies), run with the toolchain and target directory its build uses
-(idlesteal/peers.py).  Skipped, saying so, where there is no cargo."""
+(idlesteal/scx/peers.py).  Skipped, saying so, where there is no cargo."""
 from __future__ import annotations
 
 import re
@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from idlesteal import peers, scx
+from idlesteal.scx import peers, own as scx
 from idlesteal.util import HarnessError
 
 

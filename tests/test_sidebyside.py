@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import image, peers, schedstat, sidebyside as sbs, suite, util
+from idlesteal.guest import image
+from idlesteal.scx import peers
+from idlesteal.measure import schedstat
+from idlesteal.runs import sidebyside as sbs, suite
+from idlesteal import util
 from idlesteal.util import HarnessError
 
 DATA = Path(__file__).parent / "data"
@@ -217,7 +221,8 @@ def test_plot_draws_every_cell_relative_to_the_baseline(tmp_path):
 def test_run_writes_the_png_next_to_the_table(tmp_path, monkeypatch):
     """sidebyside.run() on the real capture with the boot faked: txt, json
     and png of the preset side by side (what make bench-scx writes)."""
-    from idlesteal import build, vm
+    from idlesteal.kernel import build
+    from idlesteal.guest import vm
     s = spec()
     out = image.parse_output((DATA / "sidebyside-2x2x2.txt").read_text())
     console = tmp_path / "console.log"
@@ -234,7 +239,8 @@ def test_run_writes_the_png_next_to_the_table(tmp_path, monkeypatch):
 
 def test_without_matplotlib_the_png_is_said_to_be_skipped(tmp_path, monkeypatch, capsys):
     import builtins
-    from idlesteal import report, util
+    from idlesteal.report import ab as report
+    from idlesteal import util
     real_import = builtins.__import__
 
     def no_matplotlib(name, *a, **kw):

@@ -1,4 +1,4 @@
-from idlesteal import source
+from idlesteal.kernel import source
 
 
 def test_parse_control_stanza():

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from idlesteal import stats
+from idlesteal.measure import stats
 
 # Two-sided 95% Student t critical values, t(0.975, df): the standard table
 # (e.g. NIST/SEMATECH e-Handbook of Statistical Methods, 1.3.6.7.2, "Critical

@@ -5,7 +5,10 @@ import json
 
 import pytest
 
-from idlesteal import guest, overload, stress, vm
+from idlesteal import guest
+from idlesteal.measure import overload
+from idlesteal.runs import stress
+from idlesteal.guest import vm
 
 P = stress.Params(seconds=120, ncpus=8)
 
@@ -175,7 +178,7 @@ def test_evaluate_counts_mismatch_between_workers_and_results():
 
 
 def test_summary_fields(tmp_path):
-    from idlesteal import topology
+    from idlesteal.guest import topology
     v = stress.evaluate(good_sections(), P)
     s = stress.summary(topology.get("2x2x2"), P, v, variant="debug", uname="7.2.13-idlesteal",
                        guest={"boot_seconds": 1.0})
@@ -265,7 +268,7 @@ def test_evaluate_under_scx_failures(text, needle):
 
 
 def test_scx_params_keep_the_suites_hotplug_and_minimums():
-    from idlesteal import topology
+    from idlesteal.guest import topology
     p = stress.params_for(topology.get("2x2x2"), 60, ("scx_idlesteal",))
     assert p.scx == ("scx_idlesteal",) and p.hotplug_sleep == stress.SCX_HOTPLUG_SLEEP
     assert stress.params_for(topology.get("2x2x2"), 60).hotplug_sleep == "0.5" == p.hotplug_sleep

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import cli, stress, topology, vm
+from idlesteal import cli
+from idlesteal.runs import stress
+from idlesteal.guest import topology, vm
 
 from .test_args import refused, sandbox  # noqa: F401  (sandbox is a fixture)
 from .test_stress import P, good_sections, schedstat_text

@@ -3,7 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import bench, report, suite, workload
+from idlesteal.runs import bench, suite
+from idlesteal.report import ab as report
+from idlesteal.measure import workload
 from idlesteal.util import HarnessError
 
 from .test_bench import fake_sections, spec

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import topology
+from idlesteal.guest import topology
 from idlesteal.util import HarnessError
 
 

@@ -1,4 +1,4 @@
-"""The guest-run side of the wasted-CPU measure (idlesteal/tracerun.py) and
+"""The guest-run side of the wasted-CPU measure (idlesteal/measure/tracerun.py) and
 its place in the A/B runs (bench.script, bench.collect, report).  The
 traces are synthetic (tests/test_waste.py's Trace); the numbers are worked
 out by hand in the comments."""
@@ -11,7 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import bench, report, topology, tracerun, util, waste
+from idlesteal.runs import bench
+from idlesteal.report import ab as report
+from idlesteal.guest import topology
+from idlesteal.measure import tracerun, waste
+from idlesteal import util
 from tests.test_bench import fake_sections, spec
 from tests.test_waste import A, B, Trace
 

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import tree
+from idlesteal.kernel import tree
 from idlesteal.util import HarnessError
 
 DEBIAN_GITIGNORE = """\

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import topology, vm
+from idlesteal.guest import topology, vm
 from idlesteal.util import HarnessError
 
 

@@ -1,4 +1,4 @@
-"""The wasted-CPU measure (idlesteal/waste.py) on synthetic ftrace text.
+"""The wasted-CPU measure (idlesteal/measure/waste.py) on synthetic ftrace text.
 
 Every expected number is worked out by hand in the comments; times in the
 traces are microseconds (Trace writes them as ftrace's seconds.micro).
@@ -13,8 +13,9 @@ import time
 
 import pytest
 
-from idlesteal import topology, waste
-from idlesteal.waste import Affinity, LostEvents, Topology, WasteError
+from idlesteal.guest import topology
+from idlesteal.measure import waste
+from idlesteal.measure.waste import Affinity, LostEvents, Topology, WasteError
 
 T222 = waste.from_preset(topology.get("2x2x2"))
 # 4 LLCs of 2 CPUs, 2 nodes: LLC {0,1} {2,3} | {4,5} {6,7}

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from idlesteal import report, waste
+from idlesteal.report import ab as report
+from idlesteal.measure import waste
 from tests.test_waste import A, B, C, D, E, Trace
 
 G = 107
@@ -116,7 +117,7 @@ def _waste_dict(waiting: int, bounces: int, migrations: int) -> dict:
 
 
 def test_report_stats_and_lines():
-    from idlesteal.report import MIGRATION_KEYS, migration_lines
+    from idlesteal.report.ab import MIGRATION_KEYS, migration_lines
     d = _waste_dict(8, 4, 16)
     assert MIGRATION_KEYS["migrations_waiting_per_cpu_s"][1](d) == pytest.approx(100.0)
     assert MIGRATION_KEYS["bounces_per_cpu_s"][1](d) == pytest.approx(50.0)

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import workload
+from idlesteal.measure import workload
 from idlesteal.util import HarnessError
 
 DATA = Path(__file__).parent / "data"

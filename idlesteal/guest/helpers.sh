@@ -7,7 +7,7 @@ fail() { echo "idlesteal: FAIL: $*"; exit 1; }
 # scheduler's debugfs (kernels without the series have none of those lines),
 # with the measurement patch's why counters (ni_*, steal_gated, steal_fail_*).
 # /proc/schedstat version 16 (6.12) names no domain: the names follow, from
-# sched/domains, as "domname CPU LEVEL NAME" lines (idlesteal/schedstat.py).
+# sched/domains, as "domname CPU LEVEL NAME" lines (idlesteal/measure/schedstat.py).
 # 6.12 shows sched/domains only while sched/verbose is on: switched on for
 # the read and back off (which removes the directory again).
 schedsnap() {
@@ -64,7 +64,7 @@ scx_stop() {
     scx_wait disabled || return 1
     echo "state $(cat /sys/kernel/sched_ext/state)"
 }
-# Scheduler event tracing for the wasted-CPU-time measure (idlesteal/tracerun.py,
+# Scheduler event tracing for the wasted-CPU-time measure (idlesteal/measure/tracerun.py,
 # docs/waste.md).  trace_setup KB: tracefs mounted, KB per-CPU ring buffer,
 # the mono clock (one clocksource for all CPUs, so lines of different CPUs
 # merge in causal order; under TCG the kernel marks the TSC unstable and the
@@ -72,7 +72,7 @@ scx_stop() {
 # out of order in a hackbench run, 0 with mono), new
 # events dropped rather than old ones overwritten when a buffer is full
 # (per_cpu/cpuN/stats counts them: the run fails), the measure's events on,
-# tracing off until trace_on.  Host mode (idlesteal/host.py) points
+# tracing off until trace_on.  Host mode (idlesteal/runs/host.py) points
 # IDLESTEAL_TRACEFS at a tracefs instance of its own.
 TRACEFS=${IDLESTEAL_TRACEFS:-/sys/kernel/tracing}
 trace_setup() {
@@ -109,7 +109,7 @@ trace_dump() {
     section "$1.trace"
     cat $TRACEFS/trace | gzip -c | base64
 }
-# lock_stat (CONFIG_LOCK_STAT; idlesteal/lockstat.py, `bench --lock-stat`).
+# lock_stat (CONFIG_LOCK_STAT; idlesteal/measure/lockstat.py, `bench --lock-stat`).
 # lockstat_reset: statistics on, every class's counters and points cleared,
 # the time noted for lockstat_window.
 lockstat_reset() {

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import build, image, tree
+from idlesteal.kernel import build, tree
+from idlesteal.guest import image
 
 
 @dataclass

@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from idlesteal import topology, vm
+from idlesteal.guest import topology, vm
 
 pytestmark = pytest.mark.guest
 

@@ -1,4 +1,4 @@
-"""The asymmetric-capacity arm64 guest (idlesteal/asym.py): one boot of the
+"""The asymmetric-capacity arm64 guest (idlesteal/runs/asym.py): one boot of the
 default preset with the series kernel; capacities, SMT siblings and the
 SD_ASYM_CPUCAPACITY domain are verified, a short placement run completes
 while sched features (static keys) are flipped under multi-threaded TCG.
@@ -13,7 +13,10 @@ import os
 
 import pytest
 
-from idlesteal import asym, build, image, schedstat, tree, vm
+from idlesteal.runs import asym
+from idlesteal.kernel import build, tree
+from idlesteal.guest import image, vm
+from idlesteal.measure import schedstat
 
 pytestmark = pytest.mark.guest
 

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from idlesteal import bench, report, schedstat, topology, vm, waste, workload
+from idlesteal.runs import bench
+from idlesteal.report import ab as report
+from idlesteal.measure import schedstat, waste, workload
+from idlesteal.guest import topology, vm
 
 pytestmark = pytest.mark.guest
 

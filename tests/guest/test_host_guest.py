@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import image, paths, peers, scx, topology, vm
+from idlesteal.guest import image, topology, vm
+from idlesteal import paths
+from idlesteal.scx import peers, own as scx
 from idlesteal.guest import read as guest_file
 
 from .conftest import kernel_for, no_build

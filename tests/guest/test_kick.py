@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from idlesteal import schedstat, topology, vm
+from idlesteal.measure import schedstat
+from idlesteal.guest import topology, vm
 
 pytestmark = pytest.mark.guest
 

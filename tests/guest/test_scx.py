@@ -4,7 +4,7 @@ load and unload, scx_idlesteal steals with stealing on and not with it off
 (at start or switched at run time), kicks no idle CPU with -k, keeps every task inside its affinity,
 stays loaded through CPU hotplug (ops.cpu_online/offline), serves its
 scx_stats metrics (--stats, --monitor) and is never
-ejected by the sched_ext watchdog; each published peer (idlesteal/peers.py)
+ejected by the sched_ext watchdog; each published peer (idlesteal/scx/peers.py)
 loads and unloads.  One 2x2x2 boot runs all of that; one more runs 60 s of
 the stress suite under scx_idlesteal, one more a small side-by-side
 benchmark (docs/scx.md).
@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import image, peers, scx, sidebyside, stress, suite, topology, vm
+from idlesteal.guest import image, topology, vm
+from idlesteal.scx import peers, own as scx
+from idlesteal.runs import sidebyside, stress, suite
 
 from .conftest import kernel_for, no_build
 

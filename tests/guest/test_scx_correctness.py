@@ -46,7 +46,7 @@ of the `scx` kernel (docs/scx.md, "Correctness tests"):
   restarts and rewrites its topology each time, and it steals.  Before, it
   had no ops.cpu_online/offline and sched_ext exited it at every change;
 * veristat (the kernel tree's tools/testing/selftests/bpf/veristat.c, built
-  by idlesteal/scx.py) passes every program of the BPF object through the
+  by idlesteal/scx/own.py) passes every program of the BPF object through the
   verifier one by one: verdict success for each;
 * the watchdog limit and the debug dump: loaded with -t 1000 (a 1 s limit)
   and -s 3000000 (3 s slices), two spinners pinned to one CPU make one of
@@ -65,7 +65,9 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import image, scx, sidebyside, topology, vm
+from idlesteal.guest import image, topology, vm
+from idlesteal.scx import own as scx
+from idlesteal.runs import sidebyside
 
 from .conftest import kernel_for, no_build
 

@@ -51,7 +51,8 @@ import json
 
 import pytest
 
-from idlesteal import image, scx, topology, vm
+from idlesteal.guest import image, topology, vm
+from idlesteal.scx import own as scx
 
 from .conftest import kernel_for
 from .test_scx_correctness import enabled_line, loader

@@ -36,7 +36,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from idlesteal import bases, image, scx, topology, vm
+from idlesteal import bases
+from idlesteal.guest import image, topology, vm
+from idlesteal.scx import own as scx
 
 from .conftest import kernel_for, no_build
 # The checks of the default base's scx boot, run against this module's

@@ -7,7 +7,8 @@ import subprocess
 
 import pytest
 
-from idlesteal import paths, tree
+from idlesteal import paths
+from idlesteal.kernel import tree
 
 pytestmark = pytest.mark.guest   # needs the prepared kernel tree
 

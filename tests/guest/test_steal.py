@@ -13,7 +13,9 @@ import re
 
 import pytest
 
-from idlesteal import bases, ktap, overload, schedstat, topology, vm
+from idlesteal import bases
+from idlesteal.measure import ktap, overload, schedstat
+from idlesteal.guest import topology, vm
 
 pytestmark = pytest.mark.guest
 

@@ -24,7 +24,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from idlesteal import bases, image
+from idlesteal import bases
+from idlesteal.guest import image
 
 from .conftest import Guest, kernel_for
 # test_steal.py's checks, run against this module's `guest` (pytest collects

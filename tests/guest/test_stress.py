@@ -10,7 +10,9 @@ import os
 
 import pytest
 
-from idlesteal import build, paths, stress
+from idlesteal.kernel import build
+from idlesteal import paths
+from idlesteal.runs import stress
 
 pytestmark = pytest.mark.guest
 

@@ -44,7 +44,8 @@ import json
 
 import pytest
 
-from idlesteal import schedstat, topology, tracerun, vm, waste
+from idlesteal.measure import schedstat, tracerun, waste
+from idlesteal.guest import topology, vm
 
 pytestmark = pytest.mark.guest
 

@@ -1,12 +1,13 @@
 """The benchmark image: perf, sysbench and wakelat run in the guest and their
-output parses (idlesteal/workload.py), with a tiny amount of work each."""
+output parses (idlesteal/measure/workload.py), with a tiny amount of work each."""
 from __future__ import annotations
 
 import shlex
 
 import pytest
 
-from idlesteal import image, topology, vm, workload
+from idlesteal.guest import image, topology, vm
+from idlesteal.measure import workload
 
 pytestmark = pytest.mark.guest
 

@@ -8,7 +8,7 @@
 //   SIGUSR2  steal again
 //
 // Built with cargo from crates.io at pinned versions, like the published
-// scx_* schedulers (idlesteal/scx.py); the BPF side is C, compiled by
+// scx_* schedulers (idlesteal/scx/own.py); the BPF side is C, compiled by
 // scx_cargo with the sched_ext headers it ships.
 mod bpf_skel;
 mod stats;
@@ -245,7 +245,7 @@ impl<'a> Scheduler<'a> {
         Metrics::from_totals(&self.totals(), self.steal_on())
     }
 
-    /// "stats steals=1 failed=2 ... steal=on", parsed by idlesteal/scx.py.
+    /// "stats steals=1 failed=2 ... steal=on", parsed by idlesteal/scx/own.py.
     fn print_stats(&self, tag: &str) {
         let mut line = tag.to_string();
         for (name, v) in stats::NAMES.iter().zip(self.totals()) {

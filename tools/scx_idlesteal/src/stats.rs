@@ -14,7 +14,7 @@ use scx_stats_derive::{Stats, stat_doc};
 use serde::{Deserialize, Serialize};
 
 /// The names the BPF side counts under, in enum stat_idx's order (the
-/// loader's "stats" and "final" lines, parsed by idlesteal/scx.py).
+/// loader's "stats" and "final" lines, parsed by idlesteal/scx/own.py).
 pub const NAMES: [&str; 25] = [
     "steals", "failed", "search_ns", "gated", "kicks", "local", "queued",
     "remote_llc", "fallback", "sync_queued", "recheck", "idle_kick", "pulls",

@@ -1,0 +1,1 @@
+"""The command line's argument checks and optional-library checks."""

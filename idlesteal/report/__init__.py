@@ -1,0 +1,1 @@
+"""Tables, plots and comparisons of kept results."""

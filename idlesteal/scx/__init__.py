@@ -1,0 +1,1 @@
+"""sched_ext schedulers: scx_idlesteal (own.py) and the published peers."""
