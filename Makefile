@@ -31,7 +31,7 @@ A ?= NO_STEAL
 B ?= STEAL
 VARIANT ?= steal
 BENCH_ARGS ?=
-# Stress (idlesteal/runs/stress.py): seconds of load per preset; `make stress`
+# Stress (idlesteal/runs/stress/): seconds of load per preset; `make stress`
 # runs both presets (default 2 x 600 s = 20 min of load, plus boots).
 STRESS_PRESETS ?= 2x2x2,2node
 STRESS_SECONDS ?= 600

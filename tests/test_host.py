@@ -1,5 +1,5 @@
 """Host mode's parsers and its state keeping, on fake root directories
-(idlesteal/runs/host.py): the topology from sysfs, what the kernel offers, the
+(idlesteal/runs/host/): the topology from sysfs, what the kernel offers, the
 load, the sides of an A/B, and the state saved, changed and put back."""
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from idlesteal.runs import bench, host
+from idlesteal.runs.host import lock as host_lock, state as host_state
 from idlesteal.measure import workload
 
 EVENTS = host.EVENTS
@@ -272,9 +273,17 @@ def kernel_write(path: Path, value: str) -> None:
         path.write_text(value + "\n")
 
 
+def use_write(monkeypatch, write) -> None:
+    """`write` in place of host mode's writes to the kernel's files: _write,
+    looked up where it is called, in state (restore(), SysRq-S) and lock
+    (session()'s schedstats)."""
+    for mod in (host_state, host_lock):
+        monkeypatch.setattr(mod, "_write", write)
+
+
 @pytest.fixture
 def kernel(tmp_path, monkeypatch):
-    monkeypatch.setattr(host, "_write", kernel_write)
+    use_write(monkeypatch, kernel_write)
     fake_kernel(tmp_path)
     return tmp_path
 
@@ -334,7 +343,7 @@ def test_restore_reports_what_it_cannot_put_back(kernel, monkeypatch):
         if path.name == "trace_clock":
             raise PermissionError(1, "Operation not permitted")
         kernel_write(path, value)
-    monkeypatch.setattr(host, "_write", refuse)
+    use_write(monkeypatch, refuse)
     problems = host.restore(before, kernel, umount=lambda p: None)
     assert any("trace_clock" in p and "Operation not permitted" in p for p in problems)
 
@@ -584,32 +593,32 @@ def scx_kernel_write(path: Path, value: str) -> None:
 
 @pytest.mark.parametrize("left", ["disabling", "enabled"])
 def test_restore_puts_out_a_sched_ext_scheduler_the_run_left(tmp_path, monkeypatch, left):
-    monkeypatch.setattr(host, "_write", scx_kernel_write)
+    use_write(monkeypatch, scx_kernel_write)
     fake_kernel(tmp_path, scx="disabled")
     put(tmp_path, host.SYSRQ, "")
     before = host.snapshot(tmp_path)
     assert before.sched_ext == "disabled"
     put(tmp_path, host.SCHED_EXT + "/state", left + "\n")
     if left == "disabling":      # a loader that is exiting: no SysRq needed
-        monkeypatch.setattr(host.time, "sleep", lambda s: put(
+        monkeypatch.setattr(host_state.time, "sleep", lambda s: put(
             tmp_path, host.SCHED_EXT + "/state", "disabled\n"))
     assert host.restore(before, tmp_path, umount=lambda p: None) == []
     assert host.snapshot(tmp_path).sched_ext == "disabled"
 
 
 def test_restore_says_when_sched_ext_cannot_be_put_out(tmp_path, monkeypatch):
-    monkeypatch.setattr(host, "_write", kernel_write)      # SysRq-S does nothing
+    use_write(monkeypatch, kernel_write)      # SysRq-S does nothing
     fake_kernel(tmp_path, scx="disabled")
     put(tmp_path, host.SYSRQ, "")
     before = host.snapshot(tmp_path)
     put(tmp_path, host.SCHED_EXT + "/state", "enabled\n")
-    monkeypatch.setattr(host.time, "monotonic", iter(range(0, 10000, 20)).__next__)
+    monkeypatch.setattr(host_state.time, "monotonic", iter(range(0, 10000, 20)).__next__)
     problems = host.restore(before, tmp_path, umount=lambda p: None)
     assert any("sched_ext still 'enabled' after SysRq-S" in p for p in problems), problems
 
 
 def test_a_scheduler_loaded_before_the_run_is_left_alone(tmp_path, monkeypatch):
-    monkeypatch.setattr(host, "_write", scx_kernel_write)
+    use_write(monkeypatch, scx_kernel_write)
     fake_kernel(tmp_path, scx="enabled")
     put(tmp_path, host.SYSRQ, "")
     before = host.snapshot(tmp_path)

@@ -227,7 +227,8 @@ def test_run_writes_the_png_next_to_the_table(tmp_path, monkeypatch):
     out = image.parse_output((DATA / "sidebyside-2x2x2.txt").read_text())
     console = tmp_path / "console.log"
     console.write_text("")
-    monkeypatch.setattr(sbs, "binaries", lambda cs: {})
+    from idlesteal.runs.sidebyside import runner
+    monkeypatch.setattr(runner, "binaries", lambda cs: {})     # where run() looks it up
     monkeypatch.setattr(image, "build_base", lambda **kw: tmp_path / "initrd")
     monkeypatch.setattr(build, "read_meta", lambda variant: {"variant": variant})
     monkeypatch.setattr(vm, "run_script", lambda *a, **kw: vm.RunResult(

@@ -8,7 +8,7 @@ import pytest
 from idlesteal import guest
 from idlesteal.measure import overload
 from idlesteal.runs import stress
-from idlesteal.guest import vm
+from idlesteal.guest import topology, vm
 
 P = stress.Params(seconds=120, ncpus=8)
 
@@ -318,7 +318,7 @@ def test_steal_off_drops_the_steal_minimum_and_reaches_the_script():
     p = stress.Params(seconds=60, ncpus=8, steal="off")
     assert "\nSTEAL_MODE=off\n" in stress.script(p)
     with pytest.raises(Exception):
-        stress.params_for(stress.topology.get("2x2x2"), 60, steal="sometimes")
+        stress.params_for(topology.get("2x2x2"), 60, steal="sometimes")
 
 
 def real_excerpt() -> list[str]:

@@ -101,7 +101,7 @@ def test_suite_defines_workloads_and_files(tmp_path: Path):
         ["1x1x2-tput", "2x2x2-hackbench"]
     with pytest.raises(HarnessError, match="known: hackbench.*tinybench, tput"):
         suite.select(entries, workloads="nosuch")
-    # what cli's _spec() makes of an entry
+    # what commands.common.spec() makes of an entry
     s = bench.BenchSpec(a=bench.Side("A", ()), b=bench.Side("B", ("STEAL",)), levels=tiny.levels,
                         size=tiny.size or tiny.wl.default_size, reps=1, custom=tiny.custom,
                         files=list(tiny.files))

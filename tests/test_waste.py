@@ -1,4 +1,4 @@
-"""The wasted-CPU measure (idlesteal/measure/waste.py) on synthetic ftrace text.
+"""The wasted-CPU measure (idlesteal/measure/waste/) on synthetic ftrace text.
 
 Every expected number is worked out by hand in the comments; times in the
 traces are microseconds (Trace writes them as ftrace's seconds.micro).

@@ -16,7 +16,7 @@
  *
  * Each mask change is written to TRACE_MARKER (default
  * /sys/kernel/tracing/trace_marker) at once as "idlesteal affinity TID
- * CPULIST", the line idlesteal/measure/waste.py reads to change a task's allowed
+ * CPULIST", the line idlesteal/measure/waste/ reads to change a task's allowed
  * set in the middle of a trace.  A missing trace_marker is not an error
  * (the run is then not traced).
  *

@@ -6,9 +6,9 @@ option and returns its value, or raises argparse.ArgumentTypeError with
 one line, `idlesteal CMD: error: argument --OPT: invalid value ...`, exit
 status 2.  Checks that need two options (a custom workload's --command and
 --metric, a suite file and the --presets that filter it) run right after
-parsing, in cli.py's check step, and raise UsageError (the same line, the
-same status).  Nothing is fetched, built, booted or written before both
-passed.
+parsing, in each command's check_*() (commands/*.py), and raise UsageError
+(the same line, the same status).  Nothing is fetched, built, booted or
+written before both passed.
 
 Limits: numbers are bounded above as well (a typo of three extra zeros is an
 error, not a week of guest time); names that become file names take

@@ -72,8 +72,8 @@ scx_stop() {
 # out of order in a hackbench run, 0 with mono), new
 # events dropped rather than old ones overwritten when a buffer is full
 # (per_cpu/cpuN/stats counts them: the run fails), the measure's events on,
-# tracing off until trace_on.  Host mode (idlesteal/runs/host.py) points
-# IDLESTEAL_TRACEFS at a tracefs instance of its own.
+# tracing off until trace_on.  Host mode points IDLESTEAL_TRACEFS at a
+# tracefs instance of its own (idlesteal/runs/host/lock.py makes it).
 TRACEFS=${IDLESTEAL_TRACEFS:-/sys/kernel/tracing}
 trace_setup() {
     [ -f $TRACEFS/trace ] || mount -t tracefs tracefs $TRACEFS 2>/dev/null ||

@@ -1,4 +1,4 @@
-# idlesteal stress script (idlesteal/runs/stress.py); busybox ash.
+# idlesteal stress script (idlesteal/runs/stress/); busybox ash.
 #
 # Not run on its own: stress.script() puts a generated preamble in front of
 # this file (the guest's /run.sh is preamble + this file).  The preamble

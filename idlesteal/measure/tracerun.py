@@ -1,7 +1,7 @@
 """The wasted-CPU-time measure of one guest run (issue 19, docs/waste.md).
 
 Guest side: helpers.sh's trace_setup / trace_on / trace_off / trace_dump
-trace the scheduler events idlesteal/measure/waste.py reads into tracefs' per-CPU
+trace the scheduler events idlesteal/measure/waste/ reads into tracefs' per-CPU
 ring buffers for the length of one run (trace_marker lines bound the
 window), then print the ring buffers' stats and the trace, gzip'd and
 base64'd, as two sections of the guest output.  Host side: `lines()`

@@ -12,7 +12,7 @@ better B is than A (time A / time B - 1 for times, B / A - 1 for
 throughput), with its 95% interval and Welch's p-value; '*' marks p < 0.05.
 A second table gives the workload's other metrics (wakelat's latency
 percentiles), a third the cost of stealing beside newidle balancing, a
-fourth (traced runs) the wasted CPU time of idlesteal/measure/waste.py: % of the
+fourth (traced runs) the wasted CPU time of idlesteal/measure/waste/: % of the
 run's CPU time a CPU sat idle while a task allowed on it waited on another
 CPU of its LLC (node, machine), and how much of A's B removes; with
 `bench --lock-stat`, a fifth the run queue lock's /proc/lock_stat (lock).
@@ -303,7 +303,7 @@ def waste_table(rows: list[dict], lvl: str) -> list[str]:
     out += migration_lines(rows)
     bad = sum(e["waste"]["inconsistencies"] for row in rows for side in ("A", "B")
               for e in [row.get(side) or {}] if "waste" in e)
-    out.append("waste: guest-time scheduler trace of each run (idlesteal/measure/waste.py, "
+    out.append("waste: guest-time scheduler trace of each run (idlesteal/measure/waste/, "
                "docs/waste.md); wasted LLC % = CPU time a CPU sat idle while a task allowed "
                "on it waited on another CPU of its LLC, mean ± 95% CI (node %, mach %: "
                "the same for the NUMA node / machine); @idle % = the part that began when "
@@ -533,7 +533,7 @@ def write(name: str, outdir: Path, spec: BenchSpec, ms: list[Measurement], meta:
     text = table(spec, rows)
     w = spec.wl
     host = meta.get("host") or {}
-    # a host run (idlesteal/runs/host.py) names the running kernel instead of a Debian build
+    # a host run (idlesteal/runs/host/sweep.py) names the running kernel instead of a Debian build
     kernel = meta.get("kernel_label") or \
         f"Debian {meta.get('debian_package')} {meta.get('debian_version')}"
     # a staged run (vm.stage()) booted on another machine: that one's, not ours

@@ -6,7 +6,7 @@ the plan into the guest's /run.sh, and `collect()` turns the guest's
 sections back into per-run measurements: the workload's metrics, %busy from
 /proc/stat, the /proc/schedstat and sched/debug deltas (steals, their cost, newidle
 balancing), newidle balance's own cost estimate from debugfs, the
-wasted CPU time of each traced run (idlesteal/measure/tracerun.py, waste.py) and,
+wasted CPU time of each traced run (idlesteal/measure/tracerun.py, waste/) and,
 with `lock_stat`, the run queue lock's /proc/lock_stat over the run
 (idlesteal/measure/lockstat.py).
 """
@@ -67,7 +67,7 @@ def script(spec: BenchSpec, runs: list[Run], ncpus: int = 8, mem_mb: int = 1024,
     """The guest script: topology, then each run with before/after snapshots
     (and, for traced runs, the scheduler trace of the run itself).
     `trace_kb`: the per-CPU trace buffer, when not tracerun's guest size
-    (host mode traces every task of the machine: idlesteal/runs/host.py)."""
+    (host mode traces every task of the machine: idlesteal/runs/host/sweep.py)."""
     # sched/verbose makes the kernel create sched/domains/ (newidle cost).
     lines = ["echo 1 > /sys/kernel/debug/sched/verbose 2>/dev/null || :",
              "section meta", "uname -a", "cat /proc/cmdline", "nproc",
@@ -288,7 +288,7 @@ def run_ab(spec: BenchSpec, preset: topology.Preset, kernel: Path, variant: str,
 def finish(spec: BenchSpec, runs: list[Run], ms: list[Measurement], sections: dict[str, str],
            topo: wst.Topology, name: str, outdir: Path, meta: dict, run_dir: Path) -> dict:
     """The results of a run's measurements, a guest's or the host's
-    (idlesteal/runs/host.py): outdir/<name>.{txt,json,png}, the timelines, and
+    (idlesteal/runs/host/sweep.py): outdir/<name>.{txt,json,png}, the timelines, and
     the check that the series' overload masks were left empty."""
     out = report.write(name, outdir, spec, ms, meta)
     out.update(timelines(spec, runs, sections, topo, outdir, name))

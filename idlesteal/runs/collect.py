@@ -16,7 +16,7 @@ the run was.  These kinds are known:
         errors, a failed script or output that does not parse raise.
     {"kind": "host-bench", "name": NAME, "spec": ..., "offer": host.Offer.to_json(),
      "skipped": NOTE, "forced_under_load": BOOL}
-        written by `bench --host` (host.py; no console.log, no qemu.cmd: the
+        written by `bench --host` (host/sweep.py; no console.log, no qemu.cmd: the
         script ran on the machine itself); measured again with the offer's
         topology and written by host.results() as the run wrote them.  No
         kernel errors are read (there is no guest console), and the report

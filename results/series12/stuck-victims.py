@@ -1,6 +1,7 @@
 import sys, json, statistics
 from pathlib import Path
-from idlesteal import image, schedstat, topology, vm, workload
+from idlesteal.guest import image, topology, vm
+from idlesteal.measure import schedstat, workload
 preset = topology.get("2x2x2")
 ini = image.build_base()
 script = """

@@ -35,7 +35,7 @@ traced window of W = 2 s of guest time:
 The tolerances allow for the guest's own housekeeping (the shell, kworkers,
 the timer tick): a few percent of W.  The loops start before the trace: the
 one waiting when it starts is known to wait from its first event (its
-switch-in, with no wakeup before it: waste.py), so nothing is lost when a
+switch-in, with no wakeup before it: waste/), so nothing is lost when a
 starved vCPU delays the first switch by hundreds of ms.
 """
 from __future__ import annotations

@@ -11,7 +11,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from idlesteal import build, image, scx, stats, topology, vm
+from idlesteal.kernel import build
+from idlesteal.guest import image, topology, vm
+from idlesteal.scx import own as scx
+from idlesteal.measure import stats
 
 HERE = Path(__file__).resolve().parent
 ORDER = ["eevdf", "eevdf+steal", "scx_idlesteal", "scx_idlesteal-off", "scx_simple"]

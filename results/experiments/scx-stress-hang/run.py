@@ -1,5 +1,8 @@
 import sys
-from idlesteal import build, image, scx, stress, topology, vm
+from idlesteal.kernel import build
+from idlesteal.guest import image, topology, vm
+from idlesteal.scx import own as scx
+from idlesteal.runs import stress
 loader = tuple(sys.argv[1].split()) if len(sys.argv) > 1 else ("scx_idlesteal",)
 secs = int(sys.argv[2]) if len(sys.argv) > 2 else 60
 p = stress.Params(seconds=secs, ncpus=8, scx=loader)

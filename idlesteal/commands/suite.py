@@ -1,0 +1,177 @@
+"""The suite command: the benchmark suite of a suite file (default
+configs/bench.suite), one A/B boot per entry that --presets and
+--workloads pick, then results/summary.txt; with --host each workload of
+the file once on this machine, into a folder of the machine's own; with
+--summary-only only the summary rebuilt from the results there.  Its
+options (add_suite_opts), its check after parsing (check_suite: the file,
+the filters, the host options, the specs of the entries) and the run
+(cmd_suite).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from pathlib import Path
+
+from ..runs import bench, host, kernels, suite
+from .. import paths
+from ..report import estimate
+from ..guest import image, topology
+from . import args, common, opts
+from .args import UsageError
+from ..util import HarnessError, Stopwatch, log
+
+
+def add_suite_opts(sp: argparse.ArgumentParser) -> None:
+    opts.guest(sp, preset=False)
+    sp.add_argument("--suite-file", type=args.existing_file,
+                    help="suite file (default configs/bench.suite)")
+    opts.filters(sp)
+    opts.ab(sp, reps=5, out=None, out_help=f"where the results go (default "
+            f"{paths.results_dir()}; with --host its host-<machine name>/)")
+    sp.add_argument("--extra-args", default="", type=args.line,
+                    help="extra arguments for every command")
+    sp.add_argument("--summary-only", action="store_true",
+                    help="only rebuild results/summary.txt from the results there")
+    opts.host_options(sp)
+
+
+def check_suite(a: argparse.Namespace) -> None:
+    path, a.entries = common.load_suite(a, suite.default_file())
+    if a.host and a.presets:
+        raise UsageError("--presets", ",".join(a.presets), "no --presets with --host: a preset "
+                         "is a guest's topology; the host runs each workload of the suite file "
+                         "once on its own CPUs (--workloads picks them)")
+    common.check_host(a, (("--variant", a.variant, a.variant != "steal"),
+                          ("--append", a.append, bool(a.append)), ("--force", True, a.force)))
+    if a.outdir is None:
+        a.outdir = str(suite.host_dir() if a.host else paths.results_dir())
+    if a.host:
+        return _check_suite_host(a, path)
+    if a.summary_only:      # "not run yet" lists only what --presets/--workloads pick
+        a.selected = common.select(a, path, a.entries) if a.presets or a.workloads \
+            else a.entries
+        return
+    a.specs = []
+    for e in common.select(a, path, a.entries):
+        with common.arg("--suite-file", str(path), f"entry {e.name}"):
+            a.specs.append((e, topology.get(e.preset), common.spec(
+                a, e.workload, e.levels, e.size, e.custom, e.files + tuple(a.file))))
+    common.tools_present(a, sorted({s.wl.binary for _, _, s in a.specs
+                                    if s.wl.binary in image.TOOLS}))
+
+
+def _check_suite_host(a: argparse.Namespace, path: Path) -> None:
+    """suite --host: one entry per workload of the file (suite.host_entries())."""
+    a.explicit_ab = a.a is not None or a.b is not None
+    a.entries, a.left_out = suite.host_entries(a.entries)
+    a.selected = common.select(a, path, a.entries) if a.workloads else a.entries
+    a.specs = [(e, None, common.spec(a, e.workload, e.levels, e.size, e.custom,
+                                     e.files + tuple(a.file))) for e in a.selected]
+
+
+def _summary_of(entries: list[suite.Entry], selected: list[suite.Entry], outdir: Path
+                ) -> tuple[str, Path, Path]:
+    """suite.write_summary() of every entry's results, with "not run yet"
+    naming only the `selected` entries' missing ones (issue 19)."""
+    if selected == entries:
+        return suite.write_summary(entries, outdir)
+    rows, _ = suite.summary_rows(entries, outdir)
+    _, missing = suite.summary_rows(selected, outdir)
+    text = suite.summary_table(rows, missing)
+    txt, js = outdir / "summary.txt", outdir / "summary.json"
+    outdir.mkdir(parents=True, exist_ok=True)
+    txt.write_text(text)
+    js.write_text(json.dumps({"rows": rows, "missing": missing}, indent=2) + "\n")
+    return text, txt, js
+
+
+def _suite_host(a: argparse.Namespace) -> int:
+    """suite --host: the file's workloads on this machine (host.suite(), docs/host.md)."""
+    outdir = Path(a.outdir)
+    meta = {"mode": "host", "machine": platform.node(), "kernel": platform.release(),
+            "suite_file": str(a.suite_file or suite.default_file()), "left_out": a.left_out}
+    if not a.summary_only:
+        runs = [len(bench.plan(s)) for _, _, s in a.specs]
+        secs = sum(estimate.est_seconds(e.name, "host", n, outdir)[0]
+                   for (e, _, _), n in zip(a.specs, runs))
+        print(f"suite --host: {len(a.specs)} entr{'y' if len(a.specs) == 1 else 'ies'} on this "
+              f"machine (the running kernel), {sum(runs)} runs, ~{estimate.fmt_duration(secs)}; "
+              f"results in {outdir}")
+        for line in a.left_out:
+            print(f"  {line}")
+        if a.dry_run:
+            for (e, _, s), n in zip(a.specs, runs):
+                missing = host.program_missing(s, host.paths_of_files(s.files))
+                print(f"  {e.name}: {n} runs of {s.wl.name} {s.wl.level} "
+                      f"{','.join(map(str, s.levels))} {s.wl.size_name} {s.size}, A = "
+                      f"{s.a.name}, B = {s.b.name} if the kernel has them"
+                      + (f"; would be skipped: {missing}" if missing else ""))
+            return 0
+        res = host.suite([(e.name, s) for e, _, s in a.specs], outdir,
+                         explicit_ab=a.explicit_ab, max_load=host.DEFAULT_MAX_LOAD
+                         if a.max_load is None else a.max_load, force_load=a.force_load,
+                         show=common.show)
+        if res.stopped and not res.done and not res.failed:
+            raise HarnessError(res.stopped)
+        meta.update(skipped=[f"{n}: {w}" for n, w in res.skipped], stopped=res.stopped,
+                    failed=[n for n, _ in res.failed])
+    text, txt, _ = suite.write_summary(a.entries, outdir, meta, a.selected)
+    print(text, end="")
+    print(f"wrote {txt}")
+    if not a.summary_only and (res.stopped or res.failed):
+        print(f"idlesteal suite: error: {res.stopped}" if res.stopped else
+              f"{len(res.failed)} suite entr{'y' if len(res.failed) == 1 else 'ies'} failed: "
+              f"{', '.join(n for n, _ in res.failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_suite(a: argparse.Namespace) -> int:
+    if a.host:
+        return _suite_host(a)
+    outdir = Path(a.outdir)
+    if a.summary_only:
+        text, txt, _ = _summary_of(a.entries, a.selected, outdir)
+        print(text, end="")
+        print(f"wrote {txt}")
+        return 0
+    specs = a.specs
+    plans = [common.plan_line(e.name, preset, spec, outdir) for e, preset, spec in specs]
+    total_est = sum(s for s, _ in plans)
+    header = (f"suite: {len(specs)} entr{'y' if len(specs) == 1 else 'ies'}, "
+              f"{len(specs)} boots, {sum(len(bench.plan(s)) for _, _, s in specs)} runs, "
+              f"~{estimate.fmt_duration(total_est)} (kernel build not included)")
+    if a.dry_run:
+        print(header)
+        for i, (_, line) in enumerate(plans, 1):
+            print(f"  {i:2d}. {line}")
+        return 0
+    log(header)
+    kernel = kernels.ensure(a.variant, a.build, a.force)
+    failed = []
+    sw = Stopwatch()
+    spent_est = 0.0
+    for i, ((e, preset, spec), (est, _)) in enumerate(zip(specs, plans), 1):
+        log(f"suite entry {i}/{len(specs)}: {e.name}")
+        try:
+            out = bench.run_ab(spec, preset, kernel, a.variant, e.name, outdir, a.append)
+        except HarnessError as err:   # keep going: one broken entry must not lose the rest
+            log(f"suite entry {e.name} FAILED: {err}")
+            failed.append(e.name)
+        else:
+            print(f"== {e.name}\n{out['table']}", end="", flush=True)
+        spent_est += est
+        left = (total_est - spent_est) * (sw.elapsed() / spent_est if spent_est else 1.0)
+        log(f"suite: {i}/{len(specs)} done, {len(failed)} failed, "
+            f"{estimate.fmt_duration(sw.elapsed())} elapsed, ~{estimate.fmt_duration(left)} left")
+    text, txt, _ = suite.write_summary(a.entries, outdir)
+    print(text, end="")
+    print(f"wrote {txt}")
+    if failed:
+        print(f"{len(failed)} suite entr{'y' if len(failed) == 1 else 'ies'} failed: "
+              f"{', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
