@@ -109,6 +109,25 @@ def _read(path: Path) -> str:
         raise CollectError(f"{path}: cannot read it ({e.strerror or e})") from None
 
 
+def _guest_output(run_dir: Path) -> tuple[dict[str, str], str]:
+    """A kept guest run's sections and console text; CollectError when the
+    kernel reported errors, the output is truncated or the script failed."""
+    console = run_dir / "console.log"
+    console_text = _read(console)
+    errs = vm.kernel_errors(console_text)
+    if errs:
+        raise CollectError(f"{console}: the kernel reported errors, the run does not count:\n"
+                           + "\n".join(f"    {e}" for e in errs[:10]))
+    out = run_dir / "output.log"
+    parsed = image.parse_output(_read(out))
+    if parsed is None:
+        raise CollectError(f"{out}: no {image.BEGIN} / END markers: the guest output is "
+                           f"truncated (guest died or timed out?)")
+    if parsed.rc != 0:
+        raise CollectError(f"{out}: the guest script exited with rc={parsed.rc}")
+    return parsed.sections, console_text
+
+
 def _field(meta: dict[str, Any], key: str, kind: type, run_dir: Path) -> Any:
     value = meta.get(key)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
@@ -160,19 +179,8 @@ def collect_bench(run_dir: Path, meta: dict[str, Any], outdir: Path | None) -> C
     except HarnessError as e:
         raise CollectError(f"{run_json}: {e}") from None
     where = booted_on(run_dir, meta)
-    console = run_dir / "console.log"
-    errs = vm.kernel_errors(_read(console))
-    if errs:
-        raise CollectError(f"{console}: the kernel reported errors, the run does not count:\n"
-                           + "\n".join(f"    {e}" for e in errs[:10]))
+    sections, _ = _guest_output(run_dir)
     out = run_dir / "output.log"
-    parsed = image.parse_output(_read(out))
-    if parsed is None:
-        raise CollectError(f"{out}: no {image.BEGIN} / END markers: the guest output is "
-                           f"truncated (guest died or timed out?)")
-    if parsed.rc != 0:
-        raise CollectError(f"{out}: the guest script exited with rc={parsed.rc}")
-    sections = parsed.sections
     try:
         topology.verify(preset, sections.get("topology", ""))
         topo = waste.from_preset(preset)
@@ -250,20 +258,8 @@ def collect_sidebyside(run_dir: Path, meta: dict[str, Any], outdir: Path | None)
         preset = topology.get(spec.preset)
     except HarnessError as e:
         raise CollectError(f"{run_json}: {e}") from None
-    console = run_dir / "console.log"
-    console_text = _read(console)
-    errs = vm.kernel_errors(console_text)
-    if errs:
-        raise CollectError(f"{console}: the kernel reported errors, the run does not count:\n"
-                           + "\n".join(f"    {e}" for e in errs[:10]))
+    sections, console_text = _guest_output(run_dir)
     out = run_dir / "output.log"
-    parsed = image.parse_output(_read(out))
-    if parsed is None:
-        raise CollectError(f"{out}: no {image.BEGIN} / END markers: the guest output is "
-                           f"truncated (guest died or timed out?)")
-    if parsed.rc != 0:
-        raise CollectError(f"{out}: the guest script exited with rc={parsed.rc}")
-    sections = parsed.sections
     loads = sidebyside.plan(spec)
     build_meta = meta.get("build")
     md = provenance.provenance({variant: build_meta} if isinstance(build_meta, dict) else None)
