@@ -77,7 +77,7 @@ def check_asym_bench(a: argparse.Namespace) -> None:
         if a.threads is not None:
             raise UsageError("--threads", ",".join(map(str, a.threads)),
                              "no --threads with --wakers (two threads, placed by the preset)")
-        with common.arg("--wakers", True, f"a preset with SMT, 2 big and 2 little cores"):
+        with common.arg("--wakers", True, "a preset with SMT, 2 big and 2 little cores"):
             asym.get(a.preset).race_cpus()
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from ..measure import lockstat, stats, waste
 from ..kernel import provenance
 from ..measure.sample import BenchSpec, Measurement
-from ..util import pyplot, say_once
+from ..util import pyplot
 
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..kernel import build
@@ -23,8 +23,9 @@ from ..measure import lockstat, overload, procstat, schedstat, tracerun
 from ..report import ab as report
 from ..measure import waste as wst
 from ..measure import workload as wl
-from ..measure.sample import BenchParseError, BenchSpec, Measurement, Side
-from ..util import HarnessError, ParseError, log
+from ..measure.sample import BenchParseError, BenchSpec, Measurement
+from ..measure.sample import Side as Side    # bench.Side: the commands and tests build specs with it
+from ..util import HarnessError, log
 
 # Per CPU and domain: newidle balance's decaying maximum cost (ns), the
 # estimate sched_balance_newidle() compares with avg_idle (only there with
