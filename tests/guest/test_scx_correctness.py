@@ -40,6 +40,11 @@ of the `scx` kernel (docs/scx.md, "Correctness tests"):
   sched_ext's watchdog eject the scheduler after 5 s; and a sleeper of the
   root (sleeplat, 100 ms period) waits a median under 100 ms, where the
   global clock made it wait 1 s at every wakeup;
+* nested cgroups: a (100) with children a/x (100) and a/y (300), beside b
+  (100), 8 spinners in each of x, y and b: b gets about what x and y get
+  together (CGN_B_OVER_A_MIN..MAX around 1) and y about 3 times x.  Before,
+  the weights were flat (each cgroup a child of the root by its own
+  cpu.weight): b got a quarter of what x and y got;
 * CPU hotplug without a restart: loaded with CPU 6 offline, then CPU 6
   online and six CPUs off- and online in turn under hackbench: sched_ext's
   state, read every 100 ms, never leaves "enabled", the loader never
@@ -105,6 +110,16 @@ CGW_EXTREME_RATIO_MIN = 10
 # 0.15-0.20 ms (2x2x2, build/issue21-wd, 2026-11-26).
 ROOT_SLEEPER_PERIOD_US = 100000
 ROOT_SLEEPER_P50_MAX_US = 100000
+# Nested cgroups: a (100) with children a/x (100) and a/y (300), beside b
+# (100), CGW_SPINNERS spinners in each of x, y and b.  Followed down the
+# hierarchy, a and b split the CPUs 1:1 and x and y split a's half 1:3:
+# x:y:b = 1:3:4, b/(x+y) = 1.  Flat (every cgroup a child of the root by its
+# own cpu.weight, what scx_idlesteal did before): 1:3:1, b/(x+y) = 0.25.
+# The bounds are as wide as the 1:4 test's, relative to 1 and 3.
+CGN_B_OVER_A_MIN = 0.6
+CGN_B_OVER_A_MAX = 1.6
+CGN_Y_OVER_X_MIN = 1.8
+CGN_Y_OVER_X_MAX = 4.5
 
 SCRIPT = f"""
 section topology
@@ -222,6 +237,34 @@ echo "extreme heavy $(grep RESULT /tmp/xh.out)"
 after
 scx_end
 cat /tmp/cgw.log
+
+section cgnest
+CG=/sys/fs/cgroup
+echo "+cpu" > $CG/cgroup.subtree_control
+mkdir -p $CG/a $CG/b
+echo "+cpu" > $CG/a/cgroup.subtree_control
+mkdir -p $CG/a/x $CG/a/y
+echo 100 > $CG/a/cpu.weight
+echo 100 > $CG/b/cpu.weight
+echo 100 > $CG/a/x/cpu.weight
+echo 300 > $CG/a/y/cpu.weight
+# cgn NAME: spinners in a/x, a/y and b, the CPU each got over one window
+cgn() {{
+    pids=
+    for g in a/x a/y b; do
+        sh -c "echo \\$\\$ > $CG/$g/cgroup.procs; exec hogs -n {CGW_SPINNERS} -w 0 -d {CGW_SECONDS + 4}" > /dev/null &
+        pids="$pids $!"
+    done
+    cgshare -w 2 -d {CGW_SECONDS} $CG/a/x $CG/a/y $CG/b > /tmp/cgn.out || echo "cgshare failed"
+    echo "cgn $1 $(grep RESULT /tmp/cgn.out)"
+    wait $pids || echo "hogs rc $?"
+}}
+cgn eevdf
+scx_start /tmp/cgn.log scx_idlesteal
+cgn scx_idlesteal
+after
+scx_end
+cat /tmp/cgn.log
 
 section hotplug
 echo 0 > /sys/devices/system/cpu/cpu6/online
@@ -366,13 +409,13 @@ def test_loads_with_migration_disabled_enqueues(run):
     still_in_charge(run, "migdis")
 
 
-def cgshare(res: vm.RunResult, *prefix: str) -> dict:
-    """The cgshare RESULT on the cgweight line that starts with `prefix`."""
-    for l in lines(res, "cgweight"):
+def cgshare(res: vm.RunResult, *prefix: str, section: str = "cgweight") -> dict:
+    """The cgshare RESULT on the line of `section` that starts with `prefix`."""
+    for l in lines(res, section):
         w = l.split(maxsplit=len(prefix) + 1)
         if tuple(w[:len(prefix)]) == prefix and w[len(prefix):][:1] == ["RESULT"]:
             return json.loads(w[-1])
-    raise AssertionError(res.sections["cgweight"])
+    raise AssertionError(res.sections[section])
 
 
 def test_cgroup_weights_1_to_4(run):
@@ -408,6 +451,19 @@ def test_cgroup_weights_1_to_10000_no_stall(run):
     still_in_charge(run, "cgweight")
     final = scx.final_stats(run.sections["cgweight"])
     assert int(final["starved"]) > 0, final   # what kept the light ones running
+
+
+def test_nested_cgroup_weights(run):
+    x, y, b = cgshare(run, "cgn", "scx_idlesteal", section="cgnest")["shares"]
+    ex, ey, eb = cgshare(run, "cgn", "eevdf", section="cgnest")["shares"]
+    print(f"nested cgroups a/x 100, a/y 300 | b 100, CPUs x/y/b: scx_idlesteal "
+          f"{x:.3f}/{y:.3f}/{b:.3f} (b/(x+y) {b / max(x + y, 1e-6):.2f}, y/x {y / max(x, 1e-6):.2f}), "
+          f"EEVDF {ex:.3f}/{ey:.3f}/{eb:.3f} (b/(x+y) {eb / max(ex + ey, 1e-6):.2f}, "
+          f"y/x {ey / max(ex, 1e-6):.2f})")
+    assert 0.8 * 8 < x + y + b < 8 * 1.05, (x, y, b)
+    assert CGN_B_OVER_A_MIN <= b / max(x + y, 1e-6) <= CGN_B_OVER_A_MAX, (x, y, b)
+    assert CGN_Y_OVER_X_MIN <= y / max(x, 1e-6) <= CGN_Y_OVER_X_MAX, (x, y, b)
+    still_in_charge(run, "cgnest")
 
 
 def test_cpu_hotplug_without_restart(run):

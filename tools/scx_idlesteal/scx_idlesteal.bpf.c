@@ -46,9 +46,12 @@
  * (preempt_victim()).  So a sleeper beside CPU-bound tasks waits for a
  * context switch, not for the end of their 20 ms slices.
  *
- * Cgroups (cpu.weight, flat): a task of a cgroup below the root is charged
- * as its cgroup's share of it, so that a cgroup's runnable tasks together
- * advance in vtime as one task of the cgroup's weight.
+ * Cgroups (cpu.weight): a task of a cgroup below the root is charged as its
+ * cgroup's share of it, so that a cgroup's runnable tasks together advance
+ * in vtime as one task of the cgroup's hierarchical weight: its cpu.weight
+ * at the root's level, below that its parent's hierarchical weight shared
+ * among the parent's active children (the ones with runnable tasks) by
+ * their cpu.weight, as scx_flatcg flattens the hierarchy.
  *
  * A task whose CPU is no longer in its mask goes to a shared fallback queue
  * in vtime order, which a CPU serves when its head has a lower vtime than
@@ -329,17 +332,27 @@ struct {
 
 /*
  * Per cgroup (cpu.weight; sched_ext's cgroup support, CONFIG_EXT_GROUP_SCHED),
- * by cgroup id: its weight and the weight of its runnable tasks.  Flat: a
- * cgroup at any depth competes with the root's tasks and with every other
- * cgroup as a child of the root would; the hierarchy is not followed (a
- * cgroup's weight is not divided among its children).
+ * by cgroup id: its weight, its parent, the weight of its runnable tasks,
+ * and for the hierarchy its active count (its runnable tasks and its active
+ * children: it is active while that is not 0) and the cpu.weight of its
+ * active children.  A cgroup counts as active in its parent from its count's
+ * 0 -> 1 to its 1 -> 0; the counts change by atomic +-1 (cgrp_activity()),
+ * so concurrent wakeups and sleeps in one cgroup leave them right whatever
+ * their order.  cgroup v2 puts no task in a cgroup that passes the cpu
+ * controller on to its children (no internal processes; threaded cgroups
+ * aside), so a cgroup has runnable tasks or active children, not both.
  */
 struct cgrp_ctx {
 	u32 weight;
-	s64 runnable_weight;
+	u64 parent_id;		/* 0: a child of the root */
+	s64 runnable_weight;	/* its runnable tasks' weights */
+	s64 nr_active;		/* its runnable tasks + its active children */
+	s64 child_weight;	/* cpu.weight of its active children */
 };
 
 #define MAX_CGROUPS		4096
+#define MAX_CGROUP_DEPTH	16	/* levels below the root followed up */
+#define HWEIGHT_SHIFT		10	/* hierarchical weights in 1/1024ths */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -1154,13 +1167,48 @@ static u64 ran_since_running(struct task_struct *p)
 }
 
 /*
+ * @cgc's hierarchical weight, in 1/(1 << HWEIGHT_SHIFT)ths: among the root's
+ * tasks and children, a child of the root weighs its cpu.weight; a cgroup
+ * below weighs its parent's hierarchical weight times its cpu.weight over
+ * the cpu.weight of its parent's active children (itself included).  A
+ * parent the map has no room for ends the walk: the last cgroup found
+ * weighs as a child of the root.  Never 0.
+ */
+static u64 cgrp_hweight(struct cgrp_ctx *cgc)
+{
+	u64 frac = 1ULL << HWEIGHT_SHIFT;	/* of the top ancestor's weight */
+	struct cgrp_ctx *parent;
+	u64 id, sum, w;
+	u32 i;
+
+	bpf_for(i, 0, MAX_CGROUP_DEPTH) {
+		id = cgc->parent_id;
+		if (!id)
+			break;
+		parent = bpf_map_lookup_elem(&cgrp_ctxs, &id);
+		if (!parent)
+			break;
+		w = cgc->weight ?: 1;
+		sum = READ_ONCE(parent->child_weight);
+		if ((s64)sum < (s64)w)
+			sum = w;
+		frac = frac * w / sum ?: 1;
+		cgc = parent;
+	}
+	return frac * (cgc->weight ?: 1) ?: 1;
+}
+
+/*
  * @ran of @p's runtime in vtime.  A task of the root cgroup: weighted by its
- * own weight.  A task of a cgroup below the root: its cgroup's cpu.weight,
- * shared among the cgroup's runnable tasks by their weights, so that its
- * tasks together advance in vtime as one task of that weight would:
- * @ran * (the cgroup's runnable weight / the task's) * 100 / cpu.weight.
+ * own weight.  A task of a cgroup below the root: its cgroup's hierarchical
+ * weight (cgrp_hweight(); a child of the root: its cpu.weight), shared among
+ * the cgroup's runnable tasks by their weights, so that its tasks together
+ * advance in vtime as one task of that weight would:
+ * @ran * (the cgroup's runnable weight / the task's) * 100 / weight.
  * Two cgroups of 4 spinners each at cpu.weight 100 and 400 are charged 4
- * and 1 per ns: vtime order gives them 1:4 of the CPUs.
+ * and 1 per ns: vtime order gives them 1:4 of the CPUs.  Two children of
+ * one cgroup at 100 and 300, beside a sibling of their parent's at the same
+ * weight as their parent, weigh 25 and 75 against its 100.
  */
 static u64 vtime_charge(struct task_struct *p, u64 ran)
 {
@@ -1177,7 +1225,7 @@ static u64 vtime_charge(struct task_struct *p, u64 ran)
 	w = tctx->cg_added;
 	rw = READ_ONCE(cgc->runnable_weight);
 	group = rw > (s64)w ? (u64)rw : w;
-	return ran * group / w * 100 / cgc->weight;
+	return ran * group / w * (100 << HWEIGHT_SHIFT) / cgrp_hweight(cgc);
 }
 
 /* @p's vtime once charged for what it has run (ops.stopping()). */
@@ -1561,6 +1609,40 @@ void BPF_STRUCT_OPS(idlesteal_cgroup_move, struct task_struct *p,
 	task_set_cgroup(p, to);
 }
 
+/*
+ * One more (@delta 1) or one fewer (-1) active thing in cgroup @id: a
+ * runnable task, or an active child.  A count that goes 0 -> 1 makes the
+ * cgroup active in its parent, 1 -> 0 inactive, and so on up: its
+ * cpu.weight joins or leaves the parent's child_weight and the parent's
+ * count moves by one.  The counts move by atomic +-1 and a cgroup's moves
+ * across 0 <-> 1 alternate, so the parent sees one join per leave whatever
+ * the order of concurrent wakeups and sleeps; its count may pass below 0
+ * for a moment (a leave's -1 ahead of the join's +1), which is neither a
+ * join nor a leave.
+ */
+static void cgrp_activity(u64 id, s64 delta)
+{
+	struct cgrp_ctx *cgc, *parent;
+	s64 old;
+	u32 i;
+
+	bpf_for(i, 0, MAX_CGROUP_DEPTH) {
+		cgc = bpf_map_lookup_elem(&cgrp_ctxs, &id);
+		if (!cgc)
+			return;
+		old = __sync_fetch_and_add(&cgc->nr_active, delta);
+		if (old != (delta > 0 ? 0 : 1))
+			return;
+		id = cgc->parent_id;
+		if (!id)
+			return;
+		parent = bpf_map_lookup_elem(&cgrp_ctxs, &id);
+		if (!parent)
+			return;
+		__sync_fetch_and_add(&parent->child_weight, delta * cgc->weight);
+	}
+}
+
 void BPF_STRUCT_OPS(idlesteal_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
@@ -1574,6 +1656,7 @@ void BPF_STRUCT_OPS(idlesteal_runnable, struct task_struct *p, u64 enq_flags)
 	tctx->cg_added_id = tctx->cgid;
 	tctx->cg_added = p->scx.weight ?: 1;
 	__sync_fetch_and_add(&cgc->runnable_weight, tctx->cg_added);
+	cgrp_activity(tctx->cgid, 1);
 }
 
 /* ... and takes back what it added, whatever nice or a move did since. */
@@ -1588,17 +1671,30 @@ void BPF_STRUCT_OPS(idlesteal_quiescent, struct task_struct *p, u64 deq_flags)
 	w = tctx->cg_added;
 	tctx->cg_added = 0;
 	cgc = bpf_map_lookup_elem(&cgrp_ctxs, &tctx->cg_added_id);
-	if (cgc)
-		__sync_fetch_and_sub(&cgc->runnable_weight, w);
+	if (!cgc)
+		return;
+	__sync_fetch_and_sub(&cgc->runnable_weight, w);
+	cgrp_activity(tctx->cg_added_id, -1);
 }
 
-/* A cgroup the map has no room for keeps its tasks' own weights. */
+/*
+ * A cgroup the map has no room for keeps its tasks' own weights.  sched_ext
+ * calls this for a parent before its children.
+ */
 s32 BPF_STRUCT_OPS_SLEEPABLE(idlesteal_cgroup_init, struct cgroup *cgrp,
 			     struct scx_cgroup_init_args *args)
 {
 	struct cgrp_ctx cgc = { .weight = args->weight };
+	struct cgroup *parent;
 	u64 id = cgrp->kn->id;
 
+	if (cgrp->level > 1) {
+		parent = bpf_cgroup_ancestor(cgrp, cgrp->level - 1);
+		if (parent) {
+			cgc.parent_id = parent->kn->id;
+			bpf_cgroup_release(parent);
+		}
+	}
 	bpf_map_update_elem(&cgrp_ctxs, &id, &cgc, BPF_NOEXIST);
 	return 0;
 }
@@ -1614,9 +1710,27 @@ void BPF_STRUCT_OPS(idlesteal_cgroup_set_weight, struct cgroup *cgrp, u32 weight
 {
 	u64 id = cgrp->kn->id;
 	struct cgrp_ctx *cgc = bpf_map_lookup_elem(&cgrp_ctxs, &id);
+	struct cgrp_ctx *parent;
+	s64 old;
 
-	if (cgc)
-		cgc->weight = weight;
+	if (!cgc)
+		return;
+	old = cgc->weight;
+	cgc->weight = weight;
+	/*
+	 * An active cgroup's weight is in its parent's child_weight: move it
+	 * there too.  Not atomic with a join or leave of this cgroup: a weight
+	 * written just as its first task wakes or its last one sleeps can
+	 * leave the parent's sum off by the change (its children then get a
+	 * little more or less than their share); the sum is read no lower
+	 * than the cgroup's own weight (cgrp_hweight()).
+	 */
+	id = cgc->parent_id;
+	if (!id || READ_ONCE(cgc->nr_active) <= 0)
+		return;
+	parent = bpf_map_lookup_elem(&cgrp_ctxs, &id);
+	if (parent)
+		__sync_fetch_and_add(&parent->child_weight, (s64)weight - old);
 }
 
 /*

@@ -46,7 +46,7 @@ where
 
 /// scx_idlesteal: per-CPU vtime queues; idle CPUs steal from overloaded CPUs
 /// of their LLC (SMT siblings first), gated by idle time against search cost;
-/// cgroups' cpu.weight applied (flat).
+/// cgroups' cpu.weight applied down the hierarchy.
 ///
 /// SIGUSR1 turns stealing off, SIGUSR2 on; SIGINT/SIGTERM unload.  When
 /// sched_ext ejects it, the reason and a debug dump follow "EXIT:".
