@@ -48,7 +48,7 @@ ASYM_ARGS ?=
 
 .PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference offcost stress bench-scale \
 	stress-short kcsan export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench scx \
-	bench-scx bench-ports test-ports
+	bench-scx bench-ports test-ports install-scx
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -246,6 +246,31 @@ sparsemask-bench: deps
 # peers from crates.io (scx_p2dq, scx_bpfland, scx_cosmos): docs/scx.md.
 scx: deps
 	$(IDLESTEAL) scx
+
+# scx_idlesteal as a system service (docs/scx.md, "As a service"): the
+# loader `make scx` built into $(DESTDIR)$(PREFIX)/bin, its systemd unit into
+# $(DESTDIR)$(PREFIX)/lib/systemd/system, its options into
+# $(DESTDIR)/etc/default/scx_idlesteal (an existing one is kept).  Runs no
+# systemctl: that is for the machine it is installed on.
+PREFIX ?= /usr
+DESTDIR ?=
+SCX_IDLESTEAL_BIN ?= build/scx-scx/build/bin/scx_idlesteal
+SCX_PACKAGING := tools/scx_idlesteal/packaging
+install-scx:
+	@case '$(PREFIX)$(DESTDIR)' in *[!A-Za-z0-9/._+-]*) echo "install-scx: PREFIX/DESTDIR may hold only letters, digits and / . _ + -" >&2; exit 2;; esac
+	@case '$(PREFIX)' in /*) ;; *) echo "install-scx: PREFIX '$(PREFIX)' is not an absolute path" >&2; exit 2;; esac
+	@case '$(DESTDIR)' in ''|/*) ;; *) echo "install-scx: DESTDIR '$(DESTDIR)' is not an absolute path" >&2; exit 2;; esac
+	@test -x '$(SCX_IDLESTEAL_BIN)' || { echo "install-scx: no loader at $(SCX_IDLESTEAL_BIN): build it with 'make scx' (or set SCX_IDLESTEAL_BIN)" >&2; exit 1; }
+	install -D -m 755 '$(SCX_IDLESTEAL_BIN)' '$(DESTDIR)$(PREFIX)/bin/scx_idlesteal'
+	install -d '$(DESTDIR)$(PREFIX)/lib/systemd/system'
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' $(SCX_PACKAGING)/scx_idlesteal.service.in > '$(DESTDIR)$(PREFIX)/lib/systemd/system/scx_idlesteal.service'
+	chmod 644 '$(DESTDIR)$(PREFIX)/lib/systemd/system/scx_idlesteal.service'
+	@if [ -e '$(DESTDIR)/etc/default/scx_idlesteal' ]; then \
+		echo "install-scx: kept $(DESTDIR)/etc/default/scx_idlesteal"; \
+	else \
+		install -D -m 644 $(SCX_PACKAGING)/scx_idlesteal.default '$(DESTDIR)/etc/default/scx_idlesteal'; \
+	fi
+	@echo "install-scx: done; on that machine: systemctl daemon-reload && systemctl enable --now scx_idlesteal"
 
 # Side by side on the scx kernel (configs/scx.suite, one boot per preset):
 # EEVDF NO_STEAL (the baseline), EEVDF STEAL, scx_idlesteal and the peers,

@@ -3,7 +3,9 @@ variant boots with sched_ext, the kernel's scx_simple and our scx_idlesteal
 load and unload, scx_idlesteal steals with stealing on and not with it off
 (at start or switched at run time), kicks no idle CPU with -k, keeps every task inside its affinity,
 stays loaded through CPU hotplug (ops.cpu_online/offline), serves its
-scx_stats metrics (--stats, --monitor) and is never
+scx_stats metrics (--stats, --monitor), runs as its systemd unit would
+(the unit's command with the packaged options, -q: no counters line every
+second; SIGTERM unloads it, exit 0) and is never
 ejected by the sched_ext watchdog; each published peer (idlesteal/scx/peers.py)
 loads and unloads.  One 2x2x2 boot runs all of that; one more runs 60 s of
 the stress suite under scx_idlesteal, one more a small side-by-side
@@ -27,6 +29,20 @@ from .conftest import kernel_for, no_build
 pytestmark = pytest.mark.guest
 
 HB = "hackbench -g 4 -l 100 >/dev/null"
+PACKAGING = scx.OWN_DIR / "packaging"
+SERVICE_OPTIONS = "/etc/default/scx_idlesteal"
+# the image's copy of the packaged options file (the service section reads it)
+SERVICE_FILES = [f"{PACKAGING / 'scx_idlesteal.default'}:{SERVICE_OPTIONS}"]
+
+
+def service_command() -> str:
+    """The ExecStart= of scx_idlesteal.service as `make install-scx` writes
+    it (PREFIX /usr); systemd splits an unquoted $VAR into words, as sh does."""
+    for line in (PACKAGING / "scx_idlesteal.service.in").read_text().splitlines():
+        if line.startswith("ExecStart="):
+            return line[len("ExecStart="):].replace("@BINDIR@", "/usr/bin")
+    raise AssertionError("no ExecStart= in scx_idlesteal.service.in")
+
 
 SCRIPT = f"""
 set -e
@@ -89,6 +105,21 @@ scx_wait enabled
 {HB}
 scx_stop
 cat /tmp/hotplug.log
+section service
+# what scx_idlesteal.service runs: its options file, its command, SIGTERM
+. {SERVICE_OPTIONS}
+{service_command()} > /tmp/service.log 2>&1 &
+scx_pid=$!
+scx_wait enabled
+echo "ops $(cat {scx.OPS})"
+{HB}
+sleep 2.5
+kill -TERM $scx_pid
+_rc=0; wait $scx_pid || _rc=$?
+echo "rc $_rc"
+scx_wait disabled
+echo "state $(cat {scx.STATE})"
+cat /tmp/service.log
 """
 
 STRESS_S = 60
@@ -116,7 +147,7 @@ def scx_guest() -> ScxGuest:
     else:
         bins = scx.build_schedulers()
         bins.update(peers.ensure())
-    return ScxGuest(kernel, image.build_base(files=scx.image_files(bins)))
+    return ScxGuest(kernel, image.build_base(files=scx.image_files(bins) + SERVICE_FILES))
 
 
 @pytest.fixture(scope="module")
@@ -156,6 +187,16 @@ def test_stats_and_monitor(scx_run):
         assert rows, part
         assert any(int(m.group(1)) > 0 for m in rows), part
         assert all(m.group(2) == "on" for m in rows), part
+
+
+def test_runs_as_its_service_would(scx_run):
+    """The unit's command with the packaged options (tools/scx_idlesteal/
+    packaging/): in charge, -q keeps the counters out of the journal but the
+    final line, SIGTERM (systemd's stop) unloads it with exit status 0."""
+    clean_cycle(scx_run, "service", "idlesteal")
+    rows = scx.parse_stats(scx_run.sections["service"])
+    assert [r["kind"] for r in rows] == ["final"], rows   # 2.5 s and more: no "stats" line
+    assert int(rows[0]["steals"]) > 0, rows
 
 
 def test_sched_ext_present_and_idle_at_boot(scx_run):

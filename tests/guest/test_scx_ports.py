@@ -8,8 +8,9 @@ and the guest part of tests/guest/test_scx.py run there, in one 2x2x2 boot:
 sched_ext idle at boot, scx_simple loads and unloads, scx_idlesteal steals
 under hackbench with stealing on and not with it off, keeps every task in
 its mask (affinity_check), switches at run time, stays loaded through CPU
-hotplug, and is never ejected; and veristat (the base tree's) passes every
-program of the BPF object, as in test_scx_correctness.py.  The peers and the stress and side-by-side
+hotplug, runs as its systemd unit would, and is never ejected; and veristat
+(the base tree's) passes every program of the BPF object, as in
+test_scx_correctness.py.  The peers and the stress and side-by-side
 parts of test_scx.py are not run here.
 
 6.12 passes migration-disabled tasks to ops.enqueue() (later kernels only
@@ -43,7 +44,8 @@ from idlesteal.scx import own as scx
 from .conftest import kernel_for, no_build
 # The checks of the default base's scx boot, run against this module's
 # scx_run (pytest collects what a module imports under a test_ name).
-from .test_scx import (SCRIPT, clean_cycle, lines, test_idlesteal_affinity_respected,  # noqa: F401
+from .test_scx import (SCRIPT, SERVICE_FILES, clean_cycle, lines,  # noqa: F401
+                       test_idlesteal_affinity_respected, test_runs_as_its_service_would,
                        test_idlesteal_no_steals_with_stealing_off, test_idlesteal_run_time_switch,
                        test_idlesteal_steals_with_stealing_on, test_idlesteal_survives_hotplug,
                        test_kernel_example_loads_and_unloads,
@@ -98,7 +100,8 @@ def scx_run(port_base: bases.Base) -> Iterator[vm.RunResult]:
         names = scx.SCHEDULERS
         bins = ({n: scx.binary(n) for n in names} if no_build()
                 else scx.build_schedulers(names=names))
-        initrd = image.build_base(files=scx.image_files(bins) + veristat_files())
+        initrd = image.build_base(files=scx.image_files(bins) + veristat_files()
+                                  + SERVICE_FILES)
         preset = topology.get("2x2x2")
         res = vm.run_script(SCRIPT + MIGDIS, preset, kernel, initrd, timeout=900,
                             name=f"scx-{port_base.name}",

@@ -118,6 +118,11 @@ struct Opts {
     #[arg(short = 'v', long)]
     verbose: bool,
 
+    /// No counters line every second (a service's journal): only the
+    /// lines at load, on a CPU change or a switch, and at exit.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+
     /// Print the version and exit.
     #[arg(short = 'V', long)]
     version: bool,
@@ -137,6 +142,7 @@ struct Scheduler<'a> {
     nr_cpus: usize,
     online: String,
     installed: Tables,
+    quiet: bool,
 }
 
 impl<'a> Scheduler<'a> {
@@ -199,7 +205,8 @@ impl<'a> Scheduler<'a> {
                  else { "" },
                  if opts.fixed_slices { "fixed" } else { "scaled" },
                  if opts.no_preempt { "off" } else { "on" });
-        Ok(Scheduler { skel, link: Some(link), stats_server, nr_cpus, online, installed: tables })
+        Ok(Scheduler { skel, link: Some(link), stats_server, nr_cpus, online, installed: tables,
+                       quiet: opts.quiet })
     }
 
     /// Read and install the topology of the CPUs online now if they are not
@@ -274,12 +281,14 @@ impl<'a> Scheduler<'a> {
 
     /// Every 100 ms: the switches, and the online CPUs (CPU hotplug: the
     /// scheduler stays loaded, the tables are rewritten); every second the
-    /// counters; scx_stats requests as they come.
+    /// counters (not with -q); scx_stats requests as they come.
     fn run(&mut self, shutdown: &AtomicBool) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
         let mut settle = 0;
         let mut last_stats = Instant::now();
-        self.print_stats("stats");
+        if !self.quiet {
+            self.print_stats("stats");
+        }
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             let req = STEAL_REQ.swap(-1, Ordering::Relaxed);
             if req >= 0 {
@@ -292,7 +301,9 @@ impl<'a> Scheduler<'a> {
                 _ => {}
             }
             if last_stats.elapsed() >= Duration::from_secs(1) {
-                self.print_stats("stats");
+                if !self.quiet {
+                    self.print_stats("stats");
+                }
                 last_stats += Duration::from_secs(1);
             }
             match req_ch.recv_timeout(Duration::from_millis(100)) {
