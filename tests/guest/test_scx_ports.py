@@ -10,7 +10,8 @@ under hackbench with stealing on and not with it off, keeps every task in
 its mask (affinity_check), switches at run time, stays loaded through CPU
 hotplug, runs as its systemd unit would, and is never ejected; and veristat
 (the base tree's) passes every program of the BPF object, as in
-test_scx_correctness.py.  The peers and the stress and side-by-side
+test_scx_correctness.py (but the ones the loader attaches itself where the
+kernel has their ops member: on 6.12 it does not load them).  The peers and the stress and side-by-side
 parts of test_scx.py are not run here.
 
 6.12 passes migration-disabled tasks to ops.enqueue() (later kernels only

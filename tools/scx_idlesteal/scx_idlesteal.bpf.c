@@ -51,7 +51,8 @@
  * in vtime as one task of the cgroup's hierarchical weight: its cpu.weight
  * at the root's level, below that its parent's hierarchical weight shared
  * among the parent's active children (the ones with runnable tasks) by
- * their cpu.weight, as scx_flatcg flattens the hierarchy.
+ * their cpu.weight, as scx_flatcg flattens the hierarchy.  A cgroup with
+ * cpu.idle set weighs the least cpu.weight, 1.
  *
  * A task whose CPU is no longer in its mask goes to a shared fallback queue
  * in vtime order, which a CPU serves when its head has a lower vtime than
@@ -343,7 +344,8 @@ struct {
  * aside), so a cgroup has runnable tasks or active children, not both.
  */
 struct cgrp_ctx {
-	u32 weight;
+	u32 weight;		/* cpu.weight */
+	bool idle;		/* cpu.idle: weighs IDLE_CGROUP_WEIGHT instead */
 	u64 parent_id;		/* 0: a child of the root */
 	s64 runnable_weight;	/* its runnable tasks' weights */
 	s64 nr_active;		/* its runnable tasks + its active children */
@@ -353,6 +355,11 @@ struct cgrp_ctx {
 #define MAX_CGROUPS		4096
 #define MAX_CGROUP_DEPTH	16	/* levels below the root followed up */
 #define HWEIGHT_SHIFT		10	/* hierarchical weights in 1/1024ths */
+/*
+ * cpu.idle: CFS gives an idle group's entity SCHED_IDLE's weight, 3 against
+ * nice 0's 1024 (0.29 in cpu.weight's units); here the least cpu.weight.
+ */
+#define IDLE_CGROUP_WEIGHT	1
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -360,6 +367,14 @@ struct {
 	__type(key, u64);
 	__type(value, struct cgrp_ctx);
 } cgrp_ctxs SEC(".maps");
+
+/* What @cgc weighs among its siblings: its cpu.weight, or cpu.idle's. */
+static u32 cgrp_weight(const struct cgrp_ctx *cgc)
+{
+	if (cgc->idle)
+		return IDLE_CGROUP_WEIGHT;
+	return cgc->weight ?: 1;
+}
 
 static u64 vtime_now;
 
@@ -1188,14 +1203,14 @@ static u64 cgrp_hweight(struct cgrp_ctx *cgc)
 		parent = bpf_map_lookup_elem(&cgrp_ctxs, &id);
 		if (!parent)
 			break;
-		w = cgc->weight ?: 1;
+		w = cgrp_weight(cgc);
 		sum = READ_ONCE(parent->child_weight);
 		if ((s64)sum < (s64)w)
 			sum = w;
 		frac = frac * w / sum ?: 1;
 		cgc = parent;
 	}
-	return frac * (cgc->weight ?: 1) ?: 1;
+	return frac * cgrp_weight(cgc) ?: 1;
 }
 
 /*
@@ -1639,7 +1654,7 @@ static void cgrp_activity(u64 id, s64 delta)
 		parent = bpf_map_lookup_elem(&cgrp_ctxs, &id);
 		if (!parent)
 			return;
-		__sync_fetch_and_add(&parent->child_weight, delta * cgc->weight);
+		__sync_fetch_and_add(&parent->child_weight, delta * cgrp_weight(cgc));
 	}
 }
 
@@ -1678,6 +1693,41 @@ void BPF_STRUCT_OPS(idlesteal_quiescent, struct task_struct *p, u64 deq_flags)
 }
 
 /*
+ * cpu.idle of a cgroup that is there before the scheduler: sched_ext passes
+ * only the weight and bandwidth to ops.cgroup_init(), and calls
+ * ops.cgroup_set_idle() on changes.  Read from its task group, CO-RE: the
+ * field is task_group.scx.idle in 7.2 (older vmlinux.h headers, the one
+ * scx_cargo ships, call it sched_idle); a kernel without it has no
+ * ops.cgroup_set_idle() either (6.12), and cpu.idle is then not applied.
+ */
+struct scx_task_group___idle {
+	bool idle;
+} __attribute__((preserve_access_index));
+
+struct task_group___idle {
+	struct cgroup_subsys_state css;
+	struct scx_task_group___idle scx;
+} __attribute__((preserve_access_index));
+
+static bool cgrp_idle_now(struct cgroup *cgrp)
+{
+	struct cgroup_subsys_state *css = NULL;
+	struct task_group___idle *tg;
+	int id = bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id);
+	bool idle = false;
+
+	if (!bpf_core_field_exists(((struct task_group___idle *)0)->scx.idle) ||
+	    id < 0 || id >= CGROUP_SUBSYS_COUNT)
+		return false;
+	if (bpf_core_read(&css, sizeof(css), &cgrp->subsys[id]) || !css)
+		return false;
+	tg = (void *)css - bpf_core_field_offset(struct task_group___idle, css);
+	if (bpf_core_read(&idle, sizeof(idle), &tg->scx.idle))
+		return false;
+	return idle;
+}
+
+/*
  * A cgroup the map has no room for keeps its tasks' own weights.  sched_ext
  * calls this for a parent before its children.
  */
@@ -1688,6 +1738,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(idlesteal_cgroup_init, struct cgroup *cgrp,
 	struct cgroup *parent;
 	u64 id = cgrp->kn->id;
 
+	cgc.idle = cgrp_idle_now(cgrp);
 	if (cgrp->level > 1) {
 		parent = bpf_cgroup_ancestor(cgrp, cgrp->level - 1);
 		if (parent) {
@@ -1706,7 +1757,15 @@ void BPF_STRUCT_OPS(idlesteal_cgroup_exit, struct cgroup *cgrp)
 	bpf_map_delete_elem(&cgrp_ctxs, &id);
 }
 
-void BPF_STRUCT_OPS(idlesteal_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+/*
+ * A new cpu.weight or cpu.idle for cgroup @cgrp.  An active cgroup's weight
+ * is in its parent's child_weight: it moves there too.  Not atomic with a
+ * join or leave of this cgroup: a change just as its first task wakes or
+ * its last one sleeps can leave the parent's sum off by the difference (its
+ * children then get a little more or less than their share); the sum is
+ * read no lower than the cgroup's own weight (cgrp_hweight()).
+ */
+static void cgrp_reweight(struct cgroup *cgrp, s64 weight, s64 idle)
 {
 	u64 id = cgrp->kn->id;
 	struct cgrp_ctx *cgc = bpf_map_lookup_elem(&cgrp_ctxs, &id);
@@ -1715,22 +1774,33 @@ void BPF_STRUCT_OPS(idlesteal_cgroup_set_weight, struct cgroup *cgrp, u32 weight
 
 	if (!cgc)
 		return;
-	old = cgc->weight;
-	cgc->weight = weight;
-	/*
-	 * An active cgroup's weight is in its parent's child_weight: move it
-	 * there too.  Not atomic with a join or leave of this cgroup: a weight
-	 * written just as its first task wakes or its last one sleeps can
-	 * leave the parent's sum off by the change (its children then get a
-	 * little more or less than their share); the sum is read no lower
-	 * than the cgroup's own weight (cgrp_hweight()).
-	 */
+	old = cgrp_weight(cgc);
+	if (weight >= 0)
+		cgc->weight = weight;
+	if (idle >= 0)
+		cgc->idle = idle;
 	id = cgc->parent_id;
 	if (!id || READ_ONCE(cgc->nr_active) <= 0)
 		return;
 	parent = bpf_map_lookup_elem(&cgrp_ctxs, &id);
 	if (parent)
-		__sync_fetch_and_add(&parent->child_weight, (s64)weight - old);
+		__sync_fetch_and_add(&parent->child_weight, (s64)cgrp_weight(cgc) - old);
+}
+
+void BPF_STRUCT_OPS(idlesteal_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+{
+	cgrp_reweight(cgrp, weight, -1);
+}
+
+/*
+ * Not in idlesteal_ops below: the loader sets it where the kernel has
+ * ops.cgroup_set_idle (6.19+).  libbpf refuses a whole object whose ops set
+ * a member the kernel lacks, and veristat (6.12's) loads the object as it
+ * is, so on 6.12 it would verify nothing.
+ */
+void BPF_STRUCT_OPS(idlesteal_cgroup_set_idle, struct cgroup *cgrp, bool idle)
+{
+	cgrp_reweight(cgrp, -1, idle);
 }
 
 /*

@@ -23,7 +23,7 @@ use anyhow::{Context, Result, bail};
 use bpf_skel::*;
 use clap::Parser;
 use crossbeam::channel::RecvTimeoutError;
-use libbpf_rs::{MapCore, MapFlags, OpenObject};
+use libbpf_rs::{AsRawLibbpf, MapCore, MapFlags, OpenObject};
 use scx_stats::prelude::*;
 use scx_utils::{Topology, UserExitInfo, compat, scx_ops_attach, scx_ops_load, scx_ops_open,
                 uei_exited, uei_report};
@@ -165,7 +165,20 @@ impl<'a> Scheduler<'a> {
         rodata.wake_preempt = !opts.no_preempt;
         rodata.nr_cpus = nr_cpus as u32;
 
+        // ops.cgroup_set_idle (6.19+) only where the kernel has it: the BPF
+        // object leaves it out of its ops, so that a veristat or libbpf that
+        // loads the object as it is does so on older kernels too.  Elsewhere
+        // its program is not loaded at all (a struct_ops program in no ops
+        // has nothing to attach to: EINVAL).
+        let set_idle = compat::struct_has_field("sched_ext_ops", "cgroup_set_idle")?;
+        if !set_idle {
+            skel.progs.idlesteal_cgroup_set_idle.set_autoload(false);
+        }
+        let set_idle_prog = skel.progs.idlesteal_cgroup_set_idle.as_libbpf_object().as_ptr();
         let ops = skel.struct_ops.idlesteal_ops_mut();
+        if set_idle {
+            ops.cgroup_set_idle = set_idle_prog;
+        }
         if let Some(ms) = opts.timeout_ms {
             ops.timeout_ms = ms;
         }
