@@ -213,21 +213,25 @@ echo "+cpu" > $CG/cgroup.subtree_control
 mkdir -p $CG/light $CG/heavy
 echo 100 > $CG/light/cpu.weight
 echo 400 > $CG/heavy/cpu.weight
-# cgw NAME: both cgroups' spinners, the CPU each cgroup got over one window
-# of CGW_SECONDS, read by cgshare (SCHED_FIFO: a reader of the fair class
-# may wait behind the spinners, and read one cgroup a second after the other)
-cgw() {{
-    sh -c "echo \\$\\$ > $CG/light/cgroup.procs; exec hogs -n {CGW_SPINNERS} -w 0 -d {CGW_SECONDS + 4}" > /dev/null &
-    a=$!
-    sh -c "echo \\$\\$ > $CG/heavy/cgroup.procs; exec hogs -n {CGW_SPINNERS} -w 0 -d {CGW_SECONDS + 4}" > /dev/null &
-    b=$!
-    cgshare -w 2 -d {CGW_SECONDS} $CG/light $CG/heavy > /tmp/cgs.out || echo "cgshare failed"
-    echo "cgw $1 $(grep RESULT /tmp/cgs.out)"
-    wait $a $b || echo "hogs rc $?"
+# cgrun TAG NAME SECONDS CGROUP...: {CGW_SPINNERS} spinners in each CGROUP
+# (below $CG), the CPU each cgroup got over one window of SECONDS, read by
+# cgshare (SCHED_FIFO: a reader of the fair class may wait behind the
+# spinners, and read one cgroup a second after the other); prints
+# "TAG NAME RESULT {{json}}".  Used by the cgnest and cgidle sections too.
+cgrun() {{
+    _tag=$1; _name=$2; _secs=$3; shift 3
+    _pids=; _dirs=
+    for _g in "$@"; do
+        sh -c "echo \\$\\$ > $CG/$_g/cgroup.procs; exec hogs -n {CGW_SPINNERS} -w 0 -d $((_secs + 4))" > /dev/null &
+        _pids="$_pids $!"; _dirs="$_dirs $CG/$_g"
+    done
+    cgshare -w 2 -d $_secs $_dirs > /tmp/cgs.out || echo "cgshare failed"
+    echo "$_tag $_name $(grep RESULT /tmp/cgs.out)"
+    wait $_pids || echo "hogs rc $?"
 }}
-cgw eevdf
+cgrun cgw eevdf {CGW_SECONDS} light heavy
 scx_start /tmp/cgw.log scx_idlesteal
-cgw scx_idlesteal
+cgrun cgw scx_idlesteal {CGW_SECONDS} light heavy
 echo "mid $(cat {scx.STATE}) $(cat {scx.OPS} 2>/dev/null)"
 echo 1 > $CG/light/cpu.weight
 echo 10000 > $CG/heavy/cpu.weight
@@ -262,20 +266,9 @@ echo 100 > $CG/a/cpu.weight
 echo 100 > $CG/b/cpu.weight
 echo 100 > $CG/a/x/cpu.weight
 echo 300 > $CG/a/y/cpu.weight
-# cgn NAME: spinners in a/x, a/y and b, the CPU each got over one window
-cgn() {{
-    pids=
-    for g in a/x a/y b; do
-        sh -c "echo \\$\\$ > $CG/$g/cgroup.procs; exec hogs -n {CGW_SPINNERS} -w 0 -d {CGW_SECONDS + 4}" > /dev/null &
-        pids="$pids $!"
-    done
-    cgshare -w 2 -d {CGW_SECONDS} $CG/a/x $CG/a/y $CG/b > /tmp/cgn.out || echo "cgshare failed"
-    echo "cgn $1 $(grep RESULT /tmp/cgn.out)"
-    wait $pids || echo "hogs rc $?"
-}}
-cgn eevdf
+cgrun cgn eevdf {CGW_SECONDS} a/x a/y b
 scx_start /tmp/cgn.log scx_idlesteal
-cgn scx_idlesteal
+cgrun cgn scx_idlesteal {CGW_SECONDS} a/x a/y b
 after
 scx_end
 cat /tmp/cgn.log
@@ -285,24 +278,13 @@ CG=/sys/fs/cgroup
 echo "+cpu" > $CG/cgroup.subtree_control
 mkdir -p $CG/idle $CG/busy
 echo 1 > $CG/idle/cpu.idle
-# cgi NAME: spinners in idle and busy, the CPU each got over one window
-cgi() {{
-    pids=
-    for g in idle busy; do
-        sh -c "echo \\$\\$ > $CG/$g/cgroup.procs; exec hogs -n {CGW_SPINNERS} -w 0 -d {CGI_SECONDS + 4}" > /dev/null &
-        pids="$pids $!"
-    done
-    cgshare -w 2 -d {CGI_SECONDS} $CG/idle $CG/busy > /tmp/cgi.out || echo "cgshare failed"
-    echo "cgi $1 $(grep RESULT /tmp/cgi.out)"
-    wait $pids || echo "hogs rc $?"
-}}
-cgi eevdf
+cgrun cgi eevdf {CGI_SECONDS} idle busy
 scx_start /tmp/cgi.log scx_idlesteal
-cgi at-load
+cgrun cgi at-load {CGI_SECONDS} idle busy
 echo 0 > $CG/idle/cpu.idle
-cgi cleared
+cgrun cgi cleared {CGI_SECONDS} idle busy
 echo 1 > $CG/idle/cpu.idle
-cgi set
+cgrun cgi set {CGI_SECONDS} idle busy
 after
 scx_end
 cat /tmp/cgi.log
