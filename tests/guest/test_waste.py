@@ -50,6 +50,12 @@ from idlesteal.guest import topology, vm
 pytestmark = pytest.mark.guest
 
 W = 2
+# What the guest's own tasks (the shell, kworkers) may waste or wait in a
+# window, as a share of it: an unpinned one woken onto the loops' CPU waits
+# there up to a tick while CPUs of its LLC are idle.  .ci/run of e5956f0
+# (2026-11-27) saw 0.061 s in W = 2.1 s (2.9%: 9 episodes, three of 20 ms);
+# 2% had held before.
+HOUSEKEEPING = 0.05
 SCENARIOS = {"stacked": (1, 1), "spread": (0, 1)}
 T222 = waste.from_preset(topology.get("2x2x2"))
 
@@ -108,14 +114,14 @@ def test_stacked_loops_wait_but_waste_nothing(run):
     # window, so it covers at least W and at most the window
     k = kernel_run_delay(run, "stacked")
     assert w.run_delay - (w.window - W) - 0.02 * W <= k <= w.run_delay + 0.02 * W, w.format()
-    # pinned: no other CPU could have run it
-    assert w.wasted["llc"] < 0.02 * w.window, w.format()
+    # pinned: no other CPU could have run it (the guest's own tasks aside)
+    assert w.wasted["llc"] < HOUSEKEEPING * w.window, w.format()
 
 
 def test_the_same_trace_without_affinity_wastes_three_cpus(run):
     w = measure(run, "stacked", pinned=False)
-    assert 2.8 * w.window <= w.wasted["llc"] <= 3.0 * w.window, w.format()
-    assert 6.5 * w.window <= w.wasted["machine"] <= 7.0 * w.window, w.format()
+    assert 2.8 * w.window <= w.wasted["llc"] <= (3.0 + HOUSEKEEPING) * w.window, w.format()
+    assert 6.5 * w.window <= w.wasted["machine"] <= (7.0 + HOUSEKEEPING) * w.window, w.format()
     # CPU 1 itself is never idle, the other three of LLC 0 carry the waste
     assert w.wasted_cpu[1] < 0.01 * w.window
     assert all(w.wasted_cpu[c] > 0.9 * w.window for c in (0, 2, 3))
@@ -127,7 +133,7 @@ def test_spread_loops_neither_wait_nor_waste(run):
     # what waits is the guest's housekeeping on CPUs 0 and 1 (the shell,
     # kworkers): 5.7% of the window once with the host loaded (2026-11-26)
     assert w.run_delay < 0.1 * w.window, w.format()
-    assert w.wasted["llc"] < 0.02 * w.window, w.format()
+    assert w.wasted["llc"] < HOUSEKEEPING * w.window, w.format()
     assert kernel_run_delay(run, "spread") < 0.1 * W
 
 
