@@ -1,6 +1,7 @@
 """scx: the loader's counter lines, pahole's BTF switch (no build here)."""
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -137,3 +138,51 @@ def test_source_digest_covers_every_source_file():
     built = [f[len(prefix):] for f in files if not f.startswith(prefix + "packaging/")]
     assert sorted(built) == sorted(scx.SOURCES)
     assert len(built) < len(files)          # packaging/ is tracked, and left out
+
+
+def _fake_own_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, list[float]]:
+    """build_own() on a copy of scx_idlesteal's sources dated 2001, with a
+    cargo that only writes its outputs and notes the sources' mtimes."""
+    own = tmp_path / "own"
+    for f in scx.SOURCES:
+        (own / f).parent.mkdir(parents=True, exist_ok=True)
+        (own / f).write_text(f)
+        os.utime(own / f, (1e9, 1e9))
+    target = tmp_path / "target"
+    seen: list[float] = []
+
+    def cargo(cmd, env, logfile, verbose, step=None):
+        seen.append(min((own / f).stat().st_mtime for f in scx.SOURCES))
+        (target / "release" / "build" / "scx_idlesteal-x" / "out").mkdir(parents=True, exist_ok=True)
+        (target / "release" / "scx_idlesteal").write_text("bin")
+        (target / "release" / "build" / "scx_idlesteal-x" / "out" / "bpf.bpf.o").write_text("obj")
+
+    monkeypatch.setattr(scx, "OWN_DIR", own)
+    monkeypatch.setattr(scx.peers, "toolchain", lambda: (Path("/bin/true"), {}))
+    monkeypatch.setattr(scx.peers, "target_dir", lambda: target)
+    monkeypatch.setattr(scx.build, "run_make", cargo)
+    monkeypatch.setattr(scx, "out_dir", lambda variant=scx.VARIANT: tmp_path / "out")
+    monkeypatch.setattr(scx, "bpf_object", lambda name="scx_idlesteal", variant=scx.VARIANT:
+                        tmp_path / "out" / "bpf.o")
+    return target, seen
+
+
+def test_build_own_rebuilds_after_another_checkouts_build(tmp_path, monkeypatch):
+    """cargo's fingerprint is per package name and version, judged by mtime:
+    after another checkout's build, sources older than it would be taken as
+    built.  build_own() dates them now unless the target directory says it
+    last built these very sources from this path."""
+    target, seen = _fake_own_build(tmp_path, monkeypatch)
+    target.mkdir()
+    (target / scx.BUILT_STAMP).write_text(scx.built_from(Path("/elsewhere"), scx.source_digest()))
+    scx.build_own()
+    assert seen[-1] > 1e9 + 1                       # dated now: cargo rebuilds
+    assert (target / scx.BUILT_STAMP).read_text() == scx.built_from(scx.OWN_DIR, scx.source_digest())
+    for f in scx.SOURCES:
+        os.utime(scx.OWN_DIR / f, (1e9, 1e9))
+    scx.build_own()
+    assert seen[-1] == 1e9                          # same sources, same path: left alone
+    (scx.OWN_DIR / "src" / "main.rs").write_text("changed")
+    os.utime(scx.OWN_DIR / "src" / "main.rs", (1e9, 1e9))
+    scx.build_own()
+    assert seen[-1] > 1e9 + 1                       # a change cargo's mtimes would miss

@@ -9,7 +9,7 @@ Ours (tools/scx_idlesteal: the series' policy as a BPF scheduler) has the
 form the sched_ext community's schedulers have: a Rust user space on
 scx_utils/libbpf-rs, built with cargo (`--locked`, crates.io at the
 versions of the published peers, cargo's target directory shared with
-them in the cache), and a BPF side in C that scx_cargo compiles with the
+them in the cache, and with every checkout: BUILT_STAMP), and a BPF side in C that scx_cargo compiles with the
 sched_ext headers and vmlinux.h it ships (CO-RE: one binary for every
 base).  The binary and its BPF object are copied where the variant's
 schedulers go.
@@ -114,6 +114,25 @@ def build_schedulers(variant: str = VARIANT, names: tuple[str, ...] = SCHEDULERS
     return bins
 
 
+# Which checkout and sources cargo's shared target directory last built
+# scx_idlesteal from.  cargo keeps one fingerprint per package name and
+# version whatever its path, and judges it by mtime: a checkout whose
+# sources are older than another checkout's last build (a clone built after
+# an edit here) would be taken as built and get that checkout's binary.
+BUILT_STAMP = "scx_idlesteal.built-from"
+
+
+def built_from(path: Path, digest: str) -> str:
+    """The stamp text for a build of the sources at path with that digest."""
+    return f"{path} {digest}\n"
+
+
+def mark_sources_changed() -> None:
+    """Make cargo rebuild scx_idlesteal: its sources newer than any build."""
+    for f in SOURCES:
+        (OWN_DIR / f).touch()
+
+
 def build_own(variant: str = VARIANT, verbose: bool = False) -> Path:
     """scx_idlesteal with cargo (tools/scx_idlesteal/Cargo.toml, --locked),
     its binary and BPF object copied where the variant's schedulers go."""
@@ -121,6 +140,10 @@ def build_own(variant: str = VARIANT, verbose: bool = False) -> Path:
     env["BPF_CLANG"] = str(peers.CLANG_DIR / "clang")
     target = peers.target_dir()
     target.mkdir(parents=True, exist_ok=True)
+    stamp = target / BUILT_STAMP
+    want = built_from(OWN_DIR, source_digest())
+    if not stamp.exists() or stamp.read_text() != want:
+        mark_sources_changed()
     logfile = out_dir(variant) / "build-scx_idlesteal.log"
     logfile.parent.mkdir(parents=True, exist_ok=True)
     log(f"cargo build scx_idlesteal (target dir {target}), log {logfile}")
@@ -132,6 +155,7 @@ def build_own(variant: str = VARIANT, verbose: bool = False) -> Path:
                   key=lambda p: p.stat().st_mtime)
     if not built.exists() or not objs:
         raise HarnessError(f"cargo built no scx_idlesteal or no BPF object (log: {logfile})")
+    stamp.write_text(want)
     dest = binary("scx_idlesteal", variant)
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(built, dest)
