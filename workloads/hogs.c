@@ -2,7 +2,7 @@
  * hogs - does every CPU-bound task get its share when there are more of
  * them than CPUs?
  *
- * Usage: hogs [-n TASKS] [-d SECONDS] [-w WARMUP_S]
+ * Usage: hogs [-n TASKS] [-d SECONDS] [-w WARMUP_S] [-y YIELDERS]
  *
  * Forks TASKS processes (default: the CPUs this program may use, plus one)
  * that spin.  After WARMUP_S seconds (default 1) it reads each one's CPU
@@ -11,7 +11,10 @@
  * time over the wall time between the two reads; the fair share is
  * min(1, CPUs / TASKS).  With TASKS = CPUs + 1 a scheduler that never moves
  * a waiting task leaves two tasks sharing one CPU (a share of 1/2 each)
- * while the others keep a CPU to themselves.
+ * while the others keep a CPU to themselves.  The first YIELDERS tasks
+ * (default 0) call sched_yield() at every turn of their loop: two tasks on
+ * one CPU, one of them yielding, show whether a yield gives the CPU to the
+ * task that waits (the other then gets nearly all of it) or not (1/2 each).
  *
  * Output: one line per task, then "RESULT {json}": the shares, their
  * minimum and maximum, the fair share, min/max over fair, and the mean of
@@ -76,16 +79,17 @@ int main(int argc, char **argv)
 	static long long t0[MAX_TASKS], t1[MAX_TASKS];
 	double seconds = 4, warmup = 1, w0, w1, fair, share, lo = 1e9, lo2 = 1e9, hi = 0;
 	long hz = sysconf(_SC_CLK_TCK);
-	int n = 0, cpus, opt, i;
+	int n = 0, yielders = 0, cpus, opt, i;
 	cpu_set_t set;
 
-	while ((opt = getopt(argc, argv, "n:d:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:d:w:y:")) != -1) {
 		switch (opt) {
 		case 'n': n = atoi(optarg); break;
 		case 'd': seconds = atof(optarg); break;
 		case 'w': warmup = atof(optarg); break;
+		case 'y': yielders = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: hogs [-n TASKS] [-d SECONDS] [-w WARMUP_S]\n");
+			fprintf(stderr, "usage: hogs [-n TASKS] [-d SECONDS] [-w WARMUP_S] [-y YIELDERS]\n");
 			return 1;
 		}
 	}
@@ -94,7 +98,8 @@ int main(int argc, char **argv)
 	cpus = CPU_COUNT(&set);
 	if (n <= 0)
 		n = cpus + 1;
-	if (n > MAX_TASKS || seconds <= 0 || warmup < 0 || hz <= 0) {
+	if (n > MAX_TASKS || seconds <= 0 || warmup < 0 || hz <= 0 || yielders < 0 ||
+	    yielders > n) {
 		fprintf(stderr, "hogs: bad arguments\n");
 		return 1;
 	}
@@ -106,6 +111,11 @@ int main(int argc, char **argv)
 		if (pids[i] == 0) {
 			volatile unsigned long x = 0;
 
+			if (i < yielders)
+				for (;;) {
+					x++;
+					sched_yield();
+				}
 			for (;;)
 				x++;
 		}

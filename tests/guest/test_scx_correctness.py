@@ -49,6 +49,11 @@ of the `scx` kernel (docs/scx.md, "Correctness tests"):
   set before the load, and again while loaded, busy gets more than
   CGI_IDLE_RATIO_MIN times idle's CPU (and idle some); cleared, about the
   same.  Before, cpu.idle was not applied (1:1 throughout);
+* sched_yield() gives the CPU to a task that waits for it: two spinners on
+  CPU 1, one yielding at every turn of its loop (hogs -y 1): the other gets
+  at least YIELD_WAITER_MIN of the CPU, where a yield that kept the slice
+  would leave it a half (vtime by runtime); EEVDF runs the same first, for
+  reference (not judged), and the yield_give counter moves;
 * CPU hotplug without a restart: loaded with CPU 6 offline, then CPU 6
   online and six CPUs off- and online in turn under hackbench: sched_ext's
   state, read every 100 ms, never leaves "enabled", the loader never
@@ -90,6 +95,8 @@ CHURN_SECONDS = 20
 HOGS_SECONDS = 6
 HOGS_MIN_OVER_FAIR = 0.5
 HOGS_LOW2_OVER_FAIR = 0.7
+YIELD_SECONDS = 3
+YIELD_WAITER_MIN = 0.8
 AFFMOVE = "affmove -s 1 -y 3 -b 2 -p 5 -r 20"   # CPUs 1-3 share an LLC, 5 does not
 AFFMOVE_SLICE_US = 200000   # with -p: the task must wait behind SRC's spinner
 HOTPLUG_CPUS = (3, 6, 1, 7, 3, 5)
@@ -190,6 +197,18 @@ section hogs_out
 cat /tmp/hogs.out
 section hogs_eevdf
 cat /tmp/hogs_eevdf.out
+
+section yield
+taskset -c 1 hogs -n 2 -y 1 -d {YIELD_SECONDS} > /tmp/yield_eevdf.out 2>&1 || echo "hogs eevdf rc $?"
+scx_start /tmp/yield.log scx_idlesteal
+taskset -c 1 hogs -n 2 -y 1 -d {YIELD_SECONDS} > /tmp/yield.out 2>&1 || echo "hogs rc $?"
+after
+scx_end
+cat /tmp/yield.log
+section yield_out
+cat /tmp/yield.out
+section yield_eevdf
+cat /tmp/yield_eevdf.out
 
 section affmove
 scx_start /tmp/affmove.log scx_idlesteal -s {AFFMOVE_SLICE_US} -p
@@ -416,6 +435,18 @@ def test_n_plus_one_cpu_bound_tasks_share_the_cpus(run):
     still_in_charge(run, "hogs")
     assert int(scx.final_stats(run.sections["hogs"])["pulls"]) > 0   # the fixed path was taken
     assert result(run, "hogs_eevdf")["tasks"] == 9
+
+
+def test_yield_gives_the_cpu_to_a_waiting_task(run):
+    r = result(run, "yield_out")
+    assert r["tasks"] == 2 and r["cpus"] == 1, r
+    yielder, waiter = r["shares"]
+    print(f"yield: yielder {yielder:.3f}, waiter {waiter:.3f} "
+          f"(EEVDF: {result(run, 'yield_eevdf')['shares']})")
+    assert waiter >= YIELD_WAITER_MIN, r
+    assert not [l for l in lines(run, "yield") if l.startswith("hogs")], lines(run, "yield")
+    still_in_charge(run, "yield")
+    assert int(scx.final_stats(run.sections["yield"])["yield_give"]) > 0
 
 
 def test_queued_task_moved_by_affinity_runs_on_the_idle_cpu(run):

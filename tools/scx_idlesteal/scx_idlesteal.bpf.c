@@ -378,6 +378,15 @@ static u32 cgrp_weight(const struct cgrp_ctx *cgc)
 
 static u64 vtime_now;
 
+/*
+ * Tasks put in the fallback queue less those taken from it (take_fallback()):
+ * at least the number queued there, more after the kernel dequeued one
+ * (a property change while it waited) that it then queued again.  Only a
+ * gate: 0 means the fallback queue is empty, so ops.yield() need not look
+ * (counting a DSQ is a hash table lookup by its id).
+ */
+static u64 nr_fallback;
+
 /* SCX_SLICE_DFL is only known at load time (an enum read from the kernel). */
 static u64 slice(void)
 {
@@ -828,6 +837,7 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
 		stat_add(IDLESTEAL_STAT_FALLBACK, 1);
+		__sync_fetch_and_add(&nr_fallback, 1);
 		scx_bpf_dsq_insert_vtime(p, FALLBACK_DSQ, slice(), vtime, enq_flags);
 		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 		if (idle >= 0)
@@ -1281,6 +1291,7 @@ static bool take_fallback(s32 cpu, const struct want *w)
 			return false;
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
 			stat_add(IDLESTEAL_STAT_FALLBACK_RUN, 1);
+			__sync_fetch_and_sub(&nr_fallback, 1);
 			return true;
 		}
 	}
@@ -1552,6 +1563,17 @@ void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
  * something to pull) and a slice refill per call.  Either way it is charged
  * what it ran (ops.stopping()), not a slice.  yield_to() (@to set) is not
  * supported: no boost, false.
+ *
+ * "Waiting" is read from this CPU's overload bit and the fallback gate
+ * (nr_fallback), not by counting the two queues: counting a DSQ looks it
+ * up by id in a hash table, and the two counts made sysbench threads
+ * 1.13-1.18x slower (1M sched_yield() calls; results/scx/yield-cost/).
+ * The bit can be stale for a moment either way: set after a steal took
+ * the last task (the slice ends for nothing, a dispatch sets it right), or
+ * clear while a task queued without this CPU's lock (then that task waits
+ * out the slice, as it would for a yielder that keeps running).  It is not
+ * set for a migration-disabled task (6.12, or -m), which no stealer may
+ * take; that one waits out the slice too.
  */
 bool BPF_STRUCT_OPS(idlesteal_yield, struct task_struct *from, struct task_struct *to)
 {
@@ -1560,7 +1582,8 @@ bool BPF_STRUCT_OPS(idlesteal_yield, struct task_struct *from, struct task_struc
 	if (to)
 		return false;
 	cpu = scx_bpf_task_cpu(from);
-	if (scx_bpf_dsq_nr_queued(cpu) > 0 || fallback_for(cpu)) {
+	if (is_overloaded(cpu_llc_of(cpu), cpu_pos_of(cpu)) ||
+	    (READ_ONCE(nr_fallback) && fallback_for(cpu))) {
 		struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, from, 0, 0);
 
 		if (tctx)
