@@ -97,6 +97,35 @@ HOGS_MIN_OVER_FAIR = 0.5
 HOGS_LOW2_OVER_FAIR = 0.7
 YIELD_SECONDS = 3
 YIELD_WAITER_MIN = 0.8
+# scx_end: unload if the loader still runs; if sched_ext ejected it, it has
+# exited already: its exit status, and say so.  after: the state and ops
+# (still_in_charge()).  HELPERS and YIELD also run on the other bases
+# (test_scx_ports.py).
+HELPERS = f"""
+scx_end() {{
+    if kill -0 "$scx_pid" 2>/dev/null; then
+        scx_stop
+    else
+        _rc=0; wait "$scx_pid" || _rc=$?
+        echo "rc $_rc"
+        echo "loader exited"
+    fi
+}}
+after() {{ echo "after $(cat {scx.STATE}) $(cat {scx.OPS} 2>/dev/null)"; }}
+"""
+YIELD = f"""
+section yield
+taskset -c 1 hogs -n 2 -y 1 -d {YIELD_SECONDS} > /tmp/yield_eevdf.out 2>&1 || echo "hogs eevdf rc $?"
+scx_start /tmp/yield.log scx_idlesteal
+taskset -c 1 hogs -n 2 -y 1 -d {YIELD_SECONDS} > /tmp/yield.out 2>&1 || echo "hogs rc $?"
+after
+scx_end
+cat /tmp/yield.log
+section yield_out
+cat /tmp/yield.out
+section yield_eevdf
+cat /tmp/yield_eevdf.out
+"""
 AFFMOVE = "affmove -s 1 -y 3 -b 2 -p 5 -r 20"   # CPUs 1-3 share an LLC, 5 does not
 AFFMOVE_SLICE_US = 200000   # with -p: the task must wait behind SRC's spinner
 HOTPLUG_CPUS = (3, 6, 1, 7, 3, 5)
@@ -145,19 +174,7 @@ CGI_CLEARED_RATIO = (0.5, 2.0)
 SCRIPT = f"""
 section topology
 {topology.GUEST_SNIPPET.strip()}
-# scx_end: unload if the loader still runs; if sched_ext ejected it, it has
-# exited already: its exit status, and say so.
-scx_end() {{
-    if kill -0 "$scx_pid" 2>/dev/null; then
-        scx_stop
-    else
-        _rc=0; wait "$scx_pid" || _rc=$?
-        echo "rc $_rc"
-        echo "loader exited"
-    fi
-}}
-after() {{ echo "after $(cat {scx.STATE}) $(cat {scx.OPS} 2>/dev/null)"; }}
-
+{HELPERS}
 section veristat
 veristat -o csv -e file,prog,verdict,insns,states,duration {VERISTAT_OBJ} 2>&1 || echo "veristat rc $?"
 
@@ -198,18 +215,7 @@ cat /tmp/hogs.out
 section hogs_eevdf
 cat /tmp/hogs_eevdf.out
 
-section yield
-taskset -c 1 hogs -n 2 -y 1 -d {YIELD_SECONDS} > /tmp/yield_eevdf.out 2>&1 || echo "hogs eevdf rc $?"
-scx_start /tmp/yield.log scx_idlesteal
-taskset -c 1 hogs -n 2 -y 1 -d {YIELD_SECONDS} > /tmp/yield.out 2>&1 || echo "hogs rc $?"
-after
-scx_end
-cat /tmp/yield.log
-section yield_out
-cat /tmp/yield.out
-section yield_eevdf
-cat /tmp/yield_eevdf.out
-
+{YIELD}
 section affmove
 scx_start /tmp/affmove.log scx_idlesteal -s {AFFMOVE_SLICE_US} -p
 {AFFMOVE} > /tmp/affmove.out 2>&1 || echo "affmove rc $?"

@@ -8,7 +8,8 @@ and the guest part of tests/guest/test_scx.py run there, in one 2x2x2 boot:
 sched_ext idle at boot, scx_simple loads and unloads, scx_idlesteal steals
 under hackbench with stealing on and not with it off, keeps every task in
 its mask (affinity_check), switches at run time, stays loaded through CPU
-hotplug, runs as its systemd unit would, and is never ejected; and veristat
+hotplug, runs as its systemd unit would, gives the CPU up to a waiting task
+at sched_yield(), and is never ejected; and veristat
 (the base tree's) passes every program of the BPF object, as in
 test_scx_correctness.py (but the ones the loader attaches itself where the
 kernel has their ops member: on 6.12 it does not load them).  The peers and the stress and side-by-side
@@ -52,8 +53,9 @@ from .test_scx import (SCRIPT, SERVICE_FILES, clean_cycle, lines,  # noqa: F401
                        test_kernel_example_loads_and_unloads,
                        test_no_scheduler_ejected_and_no_kernel_error,
                        test_sched_ext_present_and_idle_at_boot, test_stats_and_monitor)
-from .test_scx_correctness import (VERISTAT_OBJ, test_veristat_passes_every_program,  # noqa: F401
-                                   veristat_files)
+from .test_scx_correctness import (HELPERS, VERISTAT_OBJ, YIELD,  # noqa: F401
+                                   test_veristat_passes_every_program,
+                                   test_yield_gives_the_cpu_to_a_waiting_task, veristat_files)
 
 pytestmark = [pytest.mark.guest, pytest.mark.ports]
 
@@ -104,7 +106,7 @@ def scx_run(port_base: bases.Base) -> Iterator[vm.RunResult]:
         initrd = image.build_base(files=scx.image_files(bins) + veristat_files()
                                   + SERVICE_FILES)
         preset = topology.get("2x2x2")
-        res = vm.run_script(SCRIPT + MIGDIS, preset, kernel, initrd, timeout=900,
+        res = vm.run_script(SCRIPT + MIGDIS + HELPERS + YIELD, preset, kernel, initrd, timeout=900,
                             name=f"scx-{port_base.name}",
                             tolerate=KNOWN_BASE_WARNINGS.get(port_base.name))
         topology.verify(preset, res.sections["topology"])
