@@ -322,7 +322,6 @@ struct task_ctx {
 	bool yielded;		/* sched_yield() to a waiting task: not kept running */
 	bool out_of_order;	/* run out of vtime order: starved, or stolen past the head */
 	bool sync_wakeup;	/* woken with SCX_WAKE_SYNC (ops.select_cpu()) */
-	u64 slept_at;		/* ns: when it last went to sleep, 0: never */
 };
 
 struct {
@@ -744,8 +743,7 @@ static s32 preempt_victim(struct task_struct *p, s32 cpu, u64 vtime)
  * behind vtime_now then waited for the starvation limit (1 s) at every
  * wakeup (a sleeper of the root, 100 ms period: 1.0 s median), and
  * sched_ext's own watchdog work, a kworker of the root, with it: the
- * scheduler was ejected once ("watchdog failed to check in").  Only for a
- * task that slept a slice or more (wake_vtime()).
+ * scheduler was ejected once ("watchdog failed to check in").
  */
 static u64 vtime_charge(struct task_struct *p, u64 ran);
 
@@ -784,24 +782,10 @@ static u64 wake_clock(s32 cpu)
  * LLC's load left it, which the pulls across LLCs at a slice end go by.
  * Every path a waking task takes needs it, a direct insert into a local
  * DSQ too: the vtime it runs with is the one it is queued with after.
- *
- * The CPU's clock only for a task that slept a slice or more (the root's
- * periodic sleepers and kworkers that wake to CPUs far behind vtime_now);
- * one that slept less (message passing: pipes, sockets, futexes) is placed
- * against vtime_now, as before the per-CPU clock.  Against the CPU's clock
- * such a task, its vtime behind what waits there, went ahead of the whole
- * queue at every wakeup: hackbench 4 groups took 1.96x EEVDF's time, 1.42x
- * with this split, 1.20x with vtime_now for every task; the root sleeper
- * beside cgroups at 1:10,000 came as often either way (26-45 wakeups of 60,
- * against 5-6 with vtime_now alone: results/scx/wake-clock/, exp14).
  */
 static u64 wake_vtime(struct task_struct *p, s32 cpu)
 {
-	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
-	u64 vtime = p->scx.dsq_vtime, clock = vtime_now, debt;
-
-	if (!tctx || !tctx->slept_at || bpf_ktime_get_ns() - tctx->slept_at >= slice())
-		clock = wake_clock(cpu);
+	u64 vtime = p->scx.dsq_vtime, clock = wake_clock(cpu), debt;
 
 	if (time_before(vtime, clock - slice()))
 		return clock - slice();
@@ -1612,10 +1596,7 @@ bool BPF_STRUCT_OPS(idlesteal_yield, struct task_struct *from, struct task_struc
 	return false;
 }
 
-/*
- * Charge what @p ran, weighted: its real runtime, not its slice.  One that
- * goes to sleep notes when (wake_vtime()).
- */
+/* Charge what @p ran, weighted: its real runtime, not its slice. */
 void BPF_STRUCT_OPS(idlesteal_stopping, struct task_struct *p, bool runnable)
 {
 	struct cpu_ctx *cctx = this_cpu_ctx();
@@ -1623,12 +1604,6 @@ void BPF_STRUCT_OPS(idlesteal_stopping, struct task_struct *p, bool runnable)
 	if (cctx)
 		WRITE_ONCE(cctx->curr_at, 0);
 	scx_bpf_task_set_dsq_vtime(p, charged_vtime(p));
-	if (!runnable) {
-		struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
-
-		if (tctx)
-			tctx->slept_at = bpf_ktime_get_ns();
-	}
 }
 
 /* A new task starts at the clock of its CPU, as a waking one is placed. */
