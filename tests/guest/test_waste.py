@@ -27,7 +27,8 @@ traced window of W = 2 s of guest time:
   STEAL pulls a loop at CPU 2's next idle entry, where newidle balancing
   is mostly gated off by its cost: the waste that began at an idle entry
   drops (by 75-99% in fifteen boots on 2026-11-26, by 59% in one with two
-  other guests loading the host; asserted: by at least 50%).
+  other guests loading the host; asserted: by at least 50%, over two
+  runs a side after a first blinking run has settled CPU 2: RESTACK).
   The whole waste drops less (by 50-95%; asserted: it drops): what began
   when the mask widened with CPU 2 already idle waits for the next idle
   entry on both sides.
@@ -137,9 +138,20 @@ def test_spread_loops_neither_wait_nor_waste(run):
     assert kernel_run_delay(run, "spread") < 0.1 * W
 
 
-# (features, -b argument or None): the restacked scenario's runs
-RESTACK = {"NO_STEAL.quiet": ("NO_STEAL", None), "NO_STEAL.blink": ("NO_STEAL", 100),
-           "STEAL.blink": ("STEAL", 100)}
+# (features, -b argument or None): the restacked scenario's runs, in
+# order.  NO_STEAL's waste while CPU 2 blinks varies from run to run and
+# with what ran before (results/waste-restack/, 2026-11-27): the first
+# blinking run of a boot wasted 0.04-0.48 s, the next 0.40-0.84 s, one
+# right after two STEAL runs 0.62-1.33 s; a CI run of 823db30 failed the
+# cut with a first run of 0.048 s (STEAL 0.027 s).  So a first blinking
+# run settles CPU 2 (its waste is bounded, not compared), then two runs a
+# side, NO_STEAL before STEAL so that no pull's cost, charged to the LLC's
+# newidle cost estimate, gates NO_STEAL's passes.
+RESTACK = {"NO_STEAL.quiet": ("NO_STEAL", None), "NO_STEAL.settle": ("NO_STEAL", 100),
+           "NO_STEAL.blink": ("NO_STEAL", 100), "NO_STEAL.blink2": ("NO_STEAL", 100),
+           "STEAL.blink": ("STEAL", 100), "STEAL.blink2": ("STEAL", 100)}
+BLINK = {"NO_STEAL": ("NO_STEAL.blink", "NO_STEAL.blink2"),
+         "STEAL": ("STEAL.blink", "STEAL.blink2")}
 ROUNDS, PHASE_MS = 30, 50
 
 
@@ -194,25 +206,33 @@ def test_restacked_loops_waste_what_the_hand_count_says(restacked):
 
 
 def test_steal_at_idle_entry_cuts_the_restacked_waste(restacked):
-    off = tracerun.measure(restacked.sections, "NO_STEAL.blink", T222)
-    on = tracerun.measure(restacked.sections, "STEAL.blink", T222)
-    assert off.inconsistencies == 0 and on.inconsistencies == 0
-    d_on = schedstat.delta(schedstat.parse(restacked.sections["STEAL.blink.s0"]),
-                           schedstat.parse(restacked.sections["STEAL.blink.s1"]))
-    d_off = schedstat.delta(schedstat.parse(restacked.sections["NO_STEAL.blink.s0"]),
-                            schedstat.parse(restacked.sections["NO_STEAL.blink.s1"]))
-    assert d_on.totals["steal_tasks"] > 0 and d_off.totals["steal_tasks"] == 0
-    # the waste is bounded by the hand count on both sides
-    for tag, w in (("NO_STEAL.blink", off), ("STEAL.blink", on)):
-        assert w.wasted["llc"] <= 1.05 * by_hand(restack_result(restacked, tag)) + 0.01
+    measured = {tag: tracerun.measure(restacked.sections, tag, T222)
+                for tag, (_, blink) in RESTACK.items() if blink is not None}
+    for tag, w in measured.items():
+        assert w.inconsistencies == 0, (tag, w.format())
+        d = schedstat.delta(schedstat.parse(restacked.sections[f"{tag}.s0"]),
+                            schedstat.parse(restacked.sections[f"{tag}.s1"]))
+        stole = d.totals["steal_tasks"]
+        assert stole > 0 if tag.startswith("STEAL.") else stole == 0, (tag, stole)
+        # the waste is bounded by the hand count in every run
+        hand = by_hand(restack_result(restacked, tag))
+        assert w.wasted["llc"] <= 1.05 * hand + 0.01, (tag, hand, w.format())
+
+    def total(feature: str, what: str) -> float:
+        return sum(measured[t].began["idle_entry"] if what == "idle_entry"
+                   else measured[t].wasted["llc"] for t in BLINK[feature])
+
+    def shown(feature: str) -> str:
+        return "\n".join(f"{t}: {measured[t].format()}" for t in BLINK[feature])
     # STEAL acts where CPU 2 goes idle: the waste that began at an idle
     # entry.  NO_STEAL leaves a loop waiting for a periodic or nohz balance
-    # while CPU 2 blinks: 0.08-0.78 s over 30 rounds in sixteen boots
-    # (2026-11-26); 0.11 s in a CI run.  What began at the mask's
-    # widening, CPU 2 already idle, no pull path sees until the next idle
-    # entry or balance on both sides (the case of the separate arrival kick,
-    # off here).
-    idle_off, idle_on = off.began["idle_entry"], on.began["idle_entry"]
-    assert idle_off > 0.02 * ROUNDS * PHASE_MS / 1e3, off.format()
-    assert idle_on < 0.5 * idle_off, (on.format(), off.format())
-    assert on.wasted["llc"] < off.wasted["llc"], (on.format(), off.format())
+    # while CPU 2 blinks: 0.25-1.28 s a run of 30 rounds once settled,
+    # STEAL 0.009-0.044 s (eight boots, results/waste-restack/probe.txt).  What
+    # began at the mask's widening, CPU 2 already idle, no pull path sees
+    # until the next idle entry or balance on both sides (the case of the
+    # separate arrival kick, off here).
+    idle_off, idle_on = total("NO_STEAL", "idle_entry"), total("STEAL", "idle_entry")
+    runs = len(BLINK["NO_STEAL"])
+    assert idle_off > 0.02 * runs * ROUNDS * PHASE_MS / 1e3, shown("NO_STEAL")
+    assert idle_on < 0.5 * idle_off, (idle_on, idle_off, shown("STEAL"), shown("NO_STEAL"))
+    assert total("STEAL", "llc") < total("NO_STEAL", "llc"), (shown("STEAL"), shown("NO_STEAL"))
