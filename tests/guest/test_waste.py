@@ -218,9 +218,11 @@ def test_steal_at_idle_entry_cuts_the_restacked_waste(restacked):
         hand = by_hand(restack_result(restacked, tag))
         assert w.wasted["llc"] <= 1.05 * hand + 0.01, (tag, hand, w.format())
 
-    def total(feature: str, what: str) -> float:
-        return sum(measured[t].began["idle_entry"] if what == "idle_entry"
-                   else measured[t].wasted["llc"] for t in BLINK[feature])
+    def idle_entry(feature: str) -> float:
+        return sum(measured[t].began["idle_entry"] for t in BLINK[feature])
+
+    def llc(feature: str) -> float:
+        return sum(measured[t].wasted["llc"] for t in BLINK[feature])
 
     def shown(feature: str) -> str:
         return "\n".join(f"{t}: {measured[t].format()}" for t in BLINK[feature])
@@ -231,8 +233,8 @@ def test_steal_at_idle_entry_cuts_the_restacked_waste(restacked):
     # began at the mask's widening, CPU 2 already idle, no pull path sees
     # until the next idle entry or balance on both sides (the case of the
     # separate arrival kick, off here).
-    idle_off, idle_on = total("NO_STEAL", "idle_entry"), total("STEAL", "idle_entry")
+    idle_off, idle_on = idle_entry("NO_STEAL"), idle_entry("STEAL")
     runs = len(BLINK["NO_STEAL"])
     assert idle_off > 0.02 * runs * ROUNDS * PHASE_MS / 1e3, shown("NO_STEAL")
     assert idle_on < 0.5 * idle_off, (idle_on, idle_off, shown("STEAL"), shown("NO_STEAL"))
-    assert total("STEAL", "llc") < total("NO_STEAL", "llc"), (shown("STEAL"), shown("NO_STEAL"))
+    assert llc("STEAL") < llc("NO_STEAL"), (shown("STEAL"), shown("NO_STEAL"))
