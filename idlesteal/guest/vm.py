@@ -11,6 +11,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Protocol
 
-from . import image
+from . import image, monitor
 from .. import paths
 from ..kernel import provenance
 from ..util import HarnessError, log
@@ -326,9 +327,18 @@ def _run_once(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
     (rd / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
     say = (lambda m: None) if quiet else log
     say(f"booting {preset.name} ({preset.ncpus} vCPUs, TCG) -> {rd}")
+    # QMP, to ask a hung guest where its vCPUs are (monitor.snapshot): not in
+    # qemu.cmd, whose reruns would find the socket's directory gone; the
+    # socket lives outside the run directory, whose path may be too long.
+    qmp_dir = Path(tempfile.mkdtemp(prefix="idlesteal-qmp-"))
+    qmp_sock = qmp_dir / "qmp.sock"
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
+    try:
+        proc = subprocess.Popen(cmd + monitor.qmp_args(qmp_sock), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    except OSError:
+        shutil.rmtree(qmp_dir, ignore_errors=True)
+        raise
     boot_s = 0.0
     deadline = t0 + preset.boot_timeout + timeout
     next_note = t0 + 60
@@ -342,9 +352,11 @@ def _run_once(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
                 say(f"  booted in {boot_s:.1f} s, running script")
                 deadline = now + timeout
             if not boot_s and now - t0 > preset.boot_timeout:
-                raise GuestTimeout(f"guest did not boot within {preset.boot_timeout} s", console, rd)
+                raise GuestTimeout(f"guest did not boot within {preset.boot_timeout} s\n  "
+                                   + monitor.snapshot(qmp_sock, rd, kernel), console, rd)
             if now > deadline:
-                raise GuestTimeout(f"guest script did not finish within {timeout:.0f} s", console, rd)
+                raise GuestTimeout(f"guest script did not finish within {timeout:.0f} s\n  "
+                                   + monitor.snapshot(qmp_sock, rd, kernel), console, rd)
             if now > next_note:
                 next_note = now + 60
                 say(f"  ... {now - t0:.0f} s")
@@ -352,6 +364,8 @@ def _run_once(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
         proc.kill()
         proc.wait()
         raise
+    finally:
+        shutil.rmtree(qmp_dir, ignore_errors=True)
     qemu_out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
     (rd / "qemu.log").write_text(qemu_out)
     total = time.monotonic() - t0
