@@ -103,3 +103,22 @@ def test_a_9p_share_is_read_only_and_checked(tmp_path):
     comma.mkdir()
     with pytest.raises(HarnessError, match="comma"):
         vm.Share(comma, "t").qemu_args()
+
+
+def test_new_run_dir_never_hands_out_a_directory_twice(tmp_path, monkeypatch):
+    """Two harnesses starting in the same second (two make targets at once)
+    each get a directory of their own: a name taken between the check and
+    the mkdir is skipped, not raised."""
+    monkeypatch.setattr(vm.paths, "runs_dir", lambda: tmp_path / "runs")
+    monkeypatch.setattr(vm.time, "strftime", lambda fmt: "20261127-194548")
+    got = [vm.new_run_dir("topo-8llc") for _ in range(3)]
+    assert [d.name for d in got] == ["20261127-194548-topo-8llc", "20261127-194548-topo-8llc.2",
+                                     "20261127-194548-topo-8llc.3"]
+    real_mkdir = Path.mkdir
+
+    def racing_mkdir(self, *a, **kw):          # another process wins .4 first
+        if self.name.endswith(".4") and not self.exists():
+            real_mkdir(self)
+        return real_mkdir(self, *a, **kw)
+    monkeypatch.setattr(Path, "mkdir", racing_mkdir)
+    assert vm.new_run_dir("topo-8llc").name == "20261127-194548-topo-8llc.5"

@@ -197,12 +197,15 @@ def qemu_version(machine: Machine | None = None) -> str:
 def new_run_dir(name: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = paths.runs_dir() / f"{stamp}-{name}"
+    base.parent.mkdir(parents=True, exist_ok=True)
     d, i = base, 1
-    while d.exists():
-        i += 1
-        d = base.with_name(f"{base.name}.{i}")
-    d.mkdir(parents=True)
-    return d
+    while True:      # mkdir is the test: two harnesses in the same second
+        try:
+            d.mkdir()
+            return d
+        except FileExistsError:
+            i += 1
+            d = base.with_name(f"{base.name}.{i}")
 
 
 def kernel_errors(console_text: str, tolerate: re.Pattern[str] | None = None) -> list[str]:
