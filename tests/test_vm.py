@@ -90,6 +90,50 @@ def test_run_script_raises_other_errors_and_a_second_trap(monkeypatch, tmp_path)
     assert len(calls) == 2
 
 
+def _hanging_runs(monkeypatch, tmp_path, outcomes):
+    """vm._run_once that, per call, hangs at boot ("hang"), dies of a
+    stale-code trap ("trap"), or succeeds ("ok")."""
+    calls = []
+
+    def fake(*a, **kw):
+        rd = tmp_path / f"run{len(calls)}"
+        rd.mkdir()
+        calls.append(rd)
+        what = outcomes[len(calls) - 1]
+        if what == "hang":
+            raise vm.GuestBootTimeout("guest did not boot within 600 s", rd / "console.log", rd,
+                                      "vCPUs at the timeout (all halted: a lost wakeup or IPI)")
+        if what == "trap":
+            (rd / "console.log").write_text(STALE)
+            raise vm.GuestKernelError("kernel reported errors", rd / "console.log", rd)
+        return vm.RunResult(rd, rd / "console.log", None, 1.0, 2.0)   # type: ignore[arg-type]
+    monkeypatch.setattr(vm, "_run_once", fake)
+    return calls
+
+
+def test_a_hung_boot_is_raised_unless_retries_are_asked_for(monkeypatch, tmp_path):
+    (tmp_path / "a").mkdir()
+    _hanging_runs(monkeypatch, tmp_path / "a", ["hang", "ok"])
+    with pytest.raises(vm.GuestBootTimeout, match="all halted"):
+        vm.run_script("true", None, Path("k"), Path("i"))   # type: ignore[arg-type]
+
+
+def test_a_hung_boot_is_booted_again_and_said(monkeypatch, tmp_path):
+    calls = _hanging_runs(monkeypatch, tmp_path, ["hang", "trap", "ok"])
+    res = vm.run_script("true", None, Path("k"), Path("i"), boot_retries=1)  # type: ignore[arg-type]
+    assert res.retried == (calls[0], calls[1]) and res.run_dir == calls[2]
+    assert "all halted" in (calls[0] / "boot-hang.txt").read_text()
+    assert str(calls[0]) in (calls[2] / "boot-hang.txt").read_text()
+    assert str(calls[1]) in (calls[2] / "stale-code-trap.txt").read_text()
+
+
+def test_one_hang_more_than_allowed_is_raised(monkeypatch, tmp_path):
+    calls = _hanging_runs(monkeypatch, tmp_path, ["hang", "hang", "ok"])
+    with pytest.raises(vm.GuestBootTimeout):
+        vm.run_script("true", None, Path("k"), Path("i"), boot_retries=1)  # type: ignore[arg-type]
+    assert len(calls) == 2
+
+
 def test_a_9p_share_is_read_only_and_checked(tmp_path):
     args = vm.Share(tmp_path, "hostroot").qemu_args()
     assert args == ["-virtfs", f"local,path={tmp_path},mount_tag=hostroot,"

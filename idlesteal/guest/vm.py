@@ -104,6 +104,14 @@ class GuestTimeout(GuestError):
     pass
 
 
+class GuestBootTimeout(GuestTimeout):
+    """The guest never reached /run.sh; `vcpus` is monitor.snapshot()'s line."""
+
+    def __init__(self, msg: str, console: Path, run_dir: Path, vcpus: str) -> None:
+        super().__init__(f"{msg}\n  {vcpus}", console, run_dir)
+        self.vcpus = vcpus
+
+
 # A virtio-9p share's mount tag (QEMU: at most 31 bytes).
 _TAG = re.compile(r"^[A-Za-z0-9_]{1,31}$")
 
@@ -258,34 +266,52 @@ def run_script(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
                timeout: float = 600, name: str = "run", cmdline: list[str] | None = None,
                quiet: bool = False, meta: dict | None = None,
                tolerate: re.Pattern[str] | None = None,
-               shares: tuple[Share, ...] = ()) -> RunResult:
+               shares: tuple[Share, ...] = (), boot_retries: int = 0) -> RunResult:
     """Boot `preset`, run `script` as /run.sh, return its output; raise
     GuestError.  `meta` is kept as run.json in the run directory; console
     lines matching `tolerate` are not kernel errors; `shares` are host
     directories the guest may mount read-only (Share).
 
     A boot that dies of a TCG stale-code trap (stale_code_trap()) is booted
-    once more, said on the log and in RunResult.retried; its run directory
-    is kept.  Any other kernel error, or a second trap, is raised."""
-    def once() -> RunResult:
-        return _run_once(script, preset, kernel, base_initrd, timeout=timeout, name=name,
-                         cmdline=cmdline, quiet=quiet, meta=meta, tolerate=tolerate,
-                         shares=shares)
-    try:
-        return once()
-    except GuestKernelError as e:
-        trap = stale_code_trap(e.console.read_text(errors="replace"))
-        if trap is None:
-            raise
-        log(f"  TCG stale-code trap ({trap}), not a kernel error (docs/tcg.md); "
-            f"console kept at {e.console}; booting once more")
-        (e.run_dir / "stale-code-trap.txt").write_text(
-            f"{trap}\nbooted again: this boot died of a TCG stale-code trap (docs/tcg.md)\n")
-        first = e.run_dir
-    res = once()
-    (res.run_dir / "stale-code-trap.txt").write_text(
-        f"the first boot of this run died of a TCG stale-code trap: {first}\n")
-    res.retried = (first,)
+    once more; a boot that never reaches /run.sh is booted again up to
+    `boot_retries` times (docs/tcg.md, "A boot that hangs").  Either is said
+    on the log, in a note in both run directories and in RunResult.retried;
+    the dead boot's run directory is kept.  Any other kernel error, a second
+    trap, or one hang more than allowed is raised."""
+    retried: list[Path] = []
+    notes: list[str] = []
+    trapped = False
+    while True:
+        try:
+            res = _run_once(script, preset, kernel, base_initrd, timeout=timeout, name=name,
+                            cmdline=cmdline, quiet=quiet, meta=meta, tolerate=tolerate,
+                            shares=shares)
+            break
+        except GuestKernelError as e:
+            trap = stale_code_trap(e.console.read_text(errors="replace"))
+            if trap is None or trapped:
+                raise
+            trapped = True
+            log(f"  TCG stale-code trap ({trap}), not a kernel error (docs/tcg.md); "
+                f"console kept at {e.console}; booting once more")
+            (e.run_dir / "stale-code-trap.txt").write_text(
+                f"{trap}\nbooted again: this boot died of a TCG stale-code trap (docs/tcg.md)\n")
+            notes.append(f"the first boot of this run died of a TCG stale-code trap: {e.run_dir}")
+            retried.append(e.run_dir)
+        except GuestBootTimeout as e:
+            hung = len(retried) - trapped
+            if hung >= boot_retries:
+                raise
+            log(f"  boot hung ({e.vcpus}); run directory kept at {e.run_dir}; booting again "
+                f"({hung + 1} of {boot_retries})")
+            (e.run_dir / "boot-hang.txt").write_text(
+                f"{e.vcpus}\nbooted again: this boot hung before /run.sh (docs/tcg.md)\n")
+            notes.append(f"a boot of this run hung before /run.sh: {e.run_dir}")
+            retried.append(e.run_dir)
+    for note in notes:
+        f = res.run_dir / ("stale-code-trap.txt" if "stale-code" in note else "boot-hang.txt")
+        f.write_text((f.read_text() if f.exists() else "") + note + "\n")
+    res.retried = tuple(retried)
     return res
 
 
@@ -355,8 +381,8 @@ def _run_once(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
                 say(f"  booted in {boot_s:.1f} s, running script")
                 deadline = now + timeout
             if not boot_s and now - t0 > preset.boot_timeout:
-                raise GuestTimeout(f"guest did not boot within {preset.boot_timeout} s\n  "
-                                   + monitor.snapshot(qmp_sock, rd, kernel), console, rd)
+                raise GuestBootTimeout(f"guest did not boot within {preset.boot_timeout} s",
+                                       console, rd, monitor.snapshot(qmp_sock, rd, kernel))
             if now > deadline:
                 raise GuestTimeout(f"guest script did not finish within {timeout:.0f} s\n  "
                                    + monitor.snapshot(qmp_sock, rd, kernel), console, rd)

@@ -1,6 +1,9 @@
 """Boot the guest kernel under QEMU and check the harness end to end."""
 from __future__ import annotations
 
+import dataclasses
+import warnings
+
 import pytest
 
 from idlesteal.runs import bench
@@ -71,10 +74,22 @@ def test_ab_machinery_two_settings(guest, tmp_path):
 
 @pytest.mark.parametrize("name", ["1x1x2", "4node", "8llc"])
 def test_other_presets_boot_with_their_topology(guest, name):
-    """8llc: 64 vCPUs, one L3 per die (lpj= and Intel's cache leaf; docs/scale.md)."""
+    """8llc: 64 vCPUs, one L3 per die (lpj= and Intel's cache leaf; docs/scale.md).
+
+    One 8llc boot in about 160 here hung before /run.sh (docs/tcg.md, "A
+    boot that hangs"; cause not known yet): it boots in about 20 s, so a
+    boot is given 240 s and one more try, and a hang is a warning that
+    names the kept run directory and where the vCPUs were."""
     preset = topology.get(name)
+    if name == "8llc":
+        preset = dataclasses.replace(preset, boot_timeout=240)
     res = vm.run_script("section topology\n" + topology.GUEST_SNIPPET, preset, guest.kernel,
-                        guest.initrd, timeout=120, name="topo")
+                        guest.initrd, timeout=120, name="topo", boot_retries=1)
+    for d in res.retried:
+        note = next((d / f for f in ("boot-hang.txt", "stale-code-trap.txt")
+                     if (d / f).exists()), d)
+        warnings.warn(f"{name}: a boot was tried again; {note}: "
+                      f"{note.read_text().splitlines()[0] if note.is_file() else ''}")
     topology.verify(preset, res.sections["topology"])
 
 
@@ -90,4 +105,8 @@ def test_timeout_kills_the_guest(guest):
         vm.run_script("sleep 600\n", topology.get("1x1x2"), guest.kernel, guest.initrd,
                       timeout=3, name="timeout")
     assert e.value.console.exists()
+    # QMP was asked before the kill: both vCPUs sit halted in the idle loop.
+    assert "vCPUs at the timeout (all halted" in str(e.value)
+    vcpus = (e.value.run_dir / "vcpus.txt").read_text()
+    assert vcpus.count(": halted at ") == 2 and "safe_halt" in vcpus
 
