@@ -278,9 +278,7 @@ def run_script(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
     on the log, in a note in both run directories and in RunResult.retried;
     the dead boot's run directory is kept.  Any other kernel error, a second
     trap, or one hang more than allowed is raised."""
-    retried: list[Path] = []
-    notes: list[str] = []
-    trapped = False
+    dead: list[tuple[Path, str]] = []       # (run directory, its note file)
     while True:
         try:
             res = _run_once(script, preset, kernel, base_initrd, timeout=timeout, name=name,
@@ -289,30 +287,35 @@ def run_script(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
             break
         except GuestKernelError as e:
             trap = stale_code_trap(e.console.read_text(errors="replace"))
-            if trap is None or trapped:
+            if trap is None or any(f == STALE_NOTE for _, f in dead):
                 raise
-            trapped = True
             log(f"  TCG stale-code trap ({trap}), not a kernel error (docs/tcg.md); "
                 f"console kept at {e.console}; booting once more")
-            (e.run_dir / "stale-code-trap.txt").write_text(
-                f"{trap}\nbooted again: this boot died of a TCG stale-code trap (docs/tcg.md)\n")
-            notes.append(f"the first boot of this run died of a TCG stale-code trap: {e.run_dir}")
-            retried.append(e.run_dir)
+            dead.append(_note_dead_boot(e.run_dir, STALE_NOTE, trap))
         except GuestBootTimeout as e:
-            hung = len(retried) - trapped
+            hung = sum(f == HANG_NOTE for _, f in dead)
             if hung >= boot_retries:
                 raise
             log(f"  boot hung ({e.vcpus}); run directory kept at {e.run_dir}; booting again "
                 f"({hung + 1} of {boot_retries})")
-            (e.run_dir / "boot-hang.txt").write_text(
-                f"{e.vcpus}\nbooted again: this boot hung before /run.sh (docs/tcg.md)\n")
-            notes.append(f"a boot of this run hung before /run.sh: {e.run_dir}")
-            retried.append(e.run_dir)
-    for note in notes:
-        f = res.run_dir / ("stale-code-trap.txt" if "stale-code" in note else "boot-hang.txt")
-        f.write_text((f.read_text() if f.exists() else "") + note + "\n")
-    res.retried = tuple(retried)
+            dead.append(_note_dead_boot(e.run_dir, HANG_NOTE, e.vcpus))
+    for d, f in dead:
+        with open(res.run_dir / f, "a") as fh:
+            fh.write(f"a boot of this run {_DEAD_HOW[f]}: {d}\n")
+    res.retried = tuple(d for d, _ in dead)
     return res
+
+
+# The note a boot that was booted again leaves in its run directory and in
+# that of the boot that replaced it, and what it says the boot did.
+STALE_NOTE, HANG_NOTE = "stale-code-trap.txt", "boot-hang.txt"
+_DEAD_HOW = {STALE_NOTE: "died of a TCG stale-code trap", HANG_NOTE: "hung before /run.sh"}
+
+
+def _note_dead_boot(run_dir: Path, note: str, what: str) -> tuple[Path, str]:
+    (run_dir / note).write_text(f"{what}\nbooted again: this boot {_DEAD_HOW[note]} "
+                                "(docs/tcg.md)\n")
+    return run_dir, note
 
 
 def _stage(script: str, preset: Machine, kernel: Path, base_initrd: Path, *, name: str,

@@ -86,10 +86,9 @@ def test_other_presets_boot_with_their_topology(guest, name):
     res = vm.run_script("section topology\n" + topology.GUEST_SNIPPET, preset, guest.kernel,
                         guest.initrd, timeout=120, name="topo", boot_retries=1)
     for d in res.retried:
-        note = next((d / f for f in ("boot-hang.txt", "stale-code-trap.txt")
-                     if (d / f).exists()), d)
-        warnings.warn(f"{name}: a boot was tried again; {note}: "
-                      f"{note.read_text().splitlines()[0] if note.is_file() else ''}")
+        said = [(d / f).read_text().splitlines()[0] for f in (vm.HANG_NOTE, vm.STALE_NOTE)
+                if (d / f).exists()]
+        warnings.warn(f"{name}: booted again after {d}: {'; '.join(said)}")
     topology.verify(preset, res.sections["topology"])
 
 
