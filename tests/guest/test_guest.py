@@ -76,7 +76,7 @@ def test_ab_machinery_two_settings(guest, tmp_path):
 def test_other_presets_boot_with_their_topology(guest, name):
     """8llc: 64 vCPUs, one L3 per die (lpj= and Intel's cache leaf; docs/scale.md).
 
-    One 8llc boot in about 160 here hung before /run.sh (docs/tcg.md, "A
+    One 8llc boot in about 350 here hung before /run.sh (docs/tcg.md, "A
     boot that hangs"; cause not known yet): it boots in about 20 s, so a
     boot is given 240 s and one more try, and a hang is a warning that
     names the kept run directory and where the vCPUs were."""
