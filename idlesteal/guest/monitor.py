@@ -97,7 +97,7 @@ class SymbolMap:
     def near(cls, kernel: Path) -> SymbolMap | None:
         """The System.map of the build that made `kernel` (bzImage or Image
         under arch/*/boot/, or a copy beside it)."""
-        for d in [kernel.parent, *list(kernel.parents)[:4]]:
+        for d in list(kernel.parents)[:4]:     # boot, x86, arch, the build dir
             f = d / "System.map"
             if f.is_file():
                 return cls(f.read_text(errors="replace"))
