@@ -517,7 +517,7 @@ static void refresh_overloaded(s32 cpu)
 	set_overloaded(cpu, scx_bpf_dsq_nr_queued(cpu) > 0);
 }
 
-static u64 wake_vtime(struct task_struct *p, s32 cpu);
+static u64 wake_vtime(struct task_struct *p);
 
 s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 		   u64 wake_flags)
@@ -558,7 +558,7 @@ s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 	}
 
 	stat_add(IDLESTEAL_STAT_LOCAL, 1);
-	scx_bpf_task_set_dsq_vtime(p, wake_vtime(p, cpu));
+	scx_bpf_task_set_dsq_vtime(p, wake_vtime(p));
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice(), 0);
 	return cpu;
 }
@@ -732,49 +732,48 @@ static s32 preempt_victim(struct task_struct *p, s32 cpu, u64 vtime)
 }
 
 /*
- * The clock a task waking on @cpu keeps its credit against: vtime_now, or,
- * where @cpu runs behind it, the earliest of the task of ours that @cpu
- * runs and the head of its queue: what the waking task waits behind there,
- * a per-CPU clock as CFS places a waking entity by its own runqueue's.
- * vtime_now alone is the furthest any CPU has got, and a CPU can be far
- * behind it: at cpu.weight 1:10,000 the heavy tasks advance 0.01% as fast
- * as a task of the root, and a task of the light cgroup pulled across LLCs
- * moves the clock by all it was charged.  A waking task placed a slice
- * behind vtime_now then waited for the starvation limit (1 s) at every
- * wakeup (a sleeper of the root, 100 ms period: 1.0 s median), and
- * sched_ext's own watchdog work, a kworker of the root, with it: the
- * scheduler was ejected once ("watchdog failed to check in").
+ * The clock that waking and new tasks are placed by: vtime_now, the vtime
+ * of the tasks that start running (ops.running()) and of the task kept
+ * running at a slice end (ops.dispatch()), moved forward by at most
+ * CLOCK_STEP at a time.  Unbounded, the one task far ahead carries it off:
+ * at cpu.weight 1:10,000 a task of the light cgroup is charged 10,000
+ * times a heavy one's vtime for the same run, and at the next start of
+ * such a task (pulled across LLCs, or alone in a queue) the clock jumped
+ * by seconds; every waking task, placed at most a slice behind it, then
+ * waited behind the heavy tasks for the 1 s starvation limit (a sleeper
+ * of the root, 100 ms period: median wait 1.1 s, 5-6 wakeups of 60), and
+ * sched_ext's watchdog work, a kworker of the root, with it: the scheduler
+ * was ejected once ("watchdog failed to check in").  Bounded, the clock
+ * still keeps up with the tasks of a loaded machine (each CPU starts a
+ * task at least every slice, each moving it up to a quarter slice), and
+ * a task of weight 1 moves it no faster than one of nice 0.
+ *
+ * Placing waking tasks by the clock of their CPU instead (the earliest of
+ * vtime_now, the head of its queue and its running task, fb2b401 to
+ * 689f325) also kept the root sleeper in, but while a queue's head waited
+ * that clock stood at the head's vtime and every waking task went ahead
+ * of it: hackbench 4 groups took 1.6-1.8x EEVDF's time, 1-13 of its tasks
+ * waited the full starvation limit in each run (results/scx/wake-clock/,
+ * exp16, exp19-exp21).
  */
-static u64 vtime_charge(struct task_struct *p, u64 ran);
+#define CLOCK_STEP		(slice() / 4)
 
-static u64 wake_clock(s32 cpu)
+static void advance_clock(u64 vtime)
 {
-	struct task_struct *head;
-	struct cpu_ctx *cctx;
-	u64 clock = vtime_now, at, v;
-	u32 zero = 0;
+	u64 step = CLOCK_STEP;
 
-	if (cpu < 0 || cpu >= MAX_CPUS)
-		return clock;
-	head = __COMPAT_scx_bpf_dsq_peek(cpu);
-	if (head && time_before(head->scx.dsq_vtime, clock))
-		clock = head->scx.dsq_vtime;
-	cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
-	if (cctx) {
-		at = READ_ONCE(cctx->curr_at);
-		if (at) {
-			v = curr_vtime_now(cctx, at, bpf_ktime_get_ns());
-			if (time_before(v, clock))
-				clock = v;
-		}
-	}
-	return clock;
+	if (time_before(vtime_now + step, vtime))
+		vtime = vtime_now + step;
+	if (time_before(vtime_now, vtime))
+		vtime_now = vtime;
 }
 
+static u64 vtime_charge(struct task_struct *p, u64 ran);
+
 /*
- * The vtime of @p waking to run or queue on @cpu.  A task that slept keeps
- * at most one slice of credit and two slices of debt (charged at its
- * weight) against that CPU's clock (wake_clock()); EEVDF bounds a sleeper's
+ * The vtime of @p waking to run or queue.  A task that slept keeps at most
+ * one slice of credit and two slices of debt (charged at its weight)
+ * against the clock (vtime_now, advance_clock()); EEVDF bounds a sleeper's
  * lag both ways too (update_entity_lag()).  The debt bound lets a task
  * placed by a clock far ahead (a CPU that ran only tasks of a cgroup of
  * weight 1) come back at its next wakeup.  Only at a wakeup: a runnable
@@ -783,9 +782,9 @@ static u64 wake_clock(s32 cpu)
  * Every path a waking task takes needs it, a direct insert into a local
  * DSQ too: the vtime it runs with is the one it is queued with after.
  */
-static u64 wake_vtime(struct task_struct *p, s32 cpu)
+static u64 wake_vtime(struct task_struct *p)
 {
-	u64 vtime = p->scx.dsq_vtime, clock = wake_clock(cpu), debt;
+	u64 vtime = p->scx.dsq_vtime, clock = vtime_now, debt;
 
 	if (time_before(vtime, clock - slice()))
 		return clock - slice();
@@ -802,7 +801,7 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 	u64 vtime = p->scx.dsq_vtime;
 
 	if (enq_flags & SCX_ENQ_WAKEUP)
-		vtime = wake_vtime(p, cpu);
+		vtime = wake_vtime(p);
 
 	/*
 	 * A migration-disabled task must run where it is (moving it is a
@@ -1413,6 +1412,13 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 
 		below.bounded = true;
 		below.below = charged_vtime(prev);
+		/*
+		 * A task kept running is not started again (ops.running()):
+		 * without this, CPUs that keep their tasks would leave the
+		 * clock where it was, and a task that wakes or starts would be
+		 * placed behind by all they ran since.
+		 */
+		advance_clock(below.below);
 		head = __COMPAT_scx_bpf_dsq_peek(cpu);
 		if (head && !time_before(below.below, head->scx.dsq_vtime)) {
 			below.below = head->scx.dsq_vtime;
@@ -1526,12 +1532,12 @@ void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
 	 * run in vtime order; not one run out of that order (it starved, or a
 	 * steal took it past the head of its queue for its long wait), which
 	 * may be far ahead (a task of a cgroup of weight 1): tasks placed by
-	 * the clock (wake_clock()) would wait behind everything queued.
+	 * the clock (advance_clock()) would wait behind everything queued.
 	 */
 	if (tctx && tctx->out_of_order)
 		tctx->out_of_order = false;
-	else if (time_before(vtime_now, p->scx.dsq_vtime))
-		vtime_now = p->scx.dsq_vtime;
+	else
+		advance_clock(p->scx.dsq_vtime);
 	if (tctx)
 		tctx->exec_at = p->se.sum_exec_runtime;
 	if (cctx) {
@@ -1606,10 +1612,10 @@ void BPF_STRUCT_OPS(idlesteal_stopping, struct task_struct *p, bool runnable)
 	scx_bpf_task_set_dsq_vtime(p, charged_vtime(p));
 }
 
-/* A new task starts at the clock of its CPU, as a waking one is placed. */
+/* A new task starts at the clock, by which a waking one is placed. */
 void BPF_STRUCT_OPS(idlesteal_enable, struct task_struct *p)
 {
-	scx_bpf_task_set_dsq_vtime(p, wake_clock(scx_bpf_task_cpu(p)));
+	scx_bpf_task_set_dsq_vtime(p, vtime_now);
 }
 
 /*
