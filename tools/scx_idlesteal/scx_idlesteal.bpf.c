@@ -744,9 +744,11 @@ static s32 preempt_victim(struct task_struct *p, s32 cpu, u64 vtime)
  * of the root, 100 ms period: median wait 1.1 s, 5-6 wakeups of 60), and
  * sched_ext's watchdog work, a kworker of the root, with it: the scheduler
  * was ejected once ("watchdog failed to check in").  Bounded, the clock
- * still keeps up with the tasks of a loaded machine (each CPU starts a
- * task at least every slice, each moving it up to a quarter slice), and
- * a task of weight 1 moves it no faster than one of nice 0.
+ * still keeps up with the tasks of a loaded machine (each busy CPU starts
+ * or keeps a task at least once a slice, each time moving it up to a
+ * quarter slice), and a task of weight 1 moves it no faster than one of
+ * nice 0.  Updates from two CPUs may race, as they did before the bound:
+ * the later write wins, a step at most.
  *
  * Placing waking tasks by the clock of their CPU instead (the earliest of
  * vtime_now, the head of its queue and its running task, fb2b401 to
@@ -1416,7 +1418,9 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 		 * A task kept running is not started again (ops.running()):
 		 * without this, CPUs that keep their tasks would leave the
 		 * clock where it was, and a task that wakes or starts would be
-		 * placed behind by all they ran since.
+		 * placed that far behind them in vtime, and run ahead of them
+		 * until it has caught up (the guest test "newcomers": whole
+		 * CPUs where the fair share is half).
 		 */
 		advance_clock(below.below);
 		head = __COMPAT_scx_bpf_dsq_peek(cpu);
