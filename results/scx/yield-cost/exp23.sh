@@ -1,4 +1,4 @@
-# Does every ops.running() count the CPU's queue?  task_slice() asks
+# Does counting the queue at each ops.running() cost?  task_slice() asks
 # scx_bpf_dsq_nr_queued() (a hash table lookup by DSQ id) at each start,
 # and sched_yield() that keeps its slice still goes through ops.stopping()
 # and ops.running(): 1M yields, 1M lookups.  "vslice" (vslice.diff, against
