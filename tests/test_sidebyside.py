@@ -164,6 +164,32 @@ def test_higher_is_better_picks_the_largest():
     assert sbs.tally([row])["scx_idlesteal"]["better"] == 1
 
 
+def test_other_metrics_are_medians_under_the_cell():
+    s, ms = fake({"eevdf": [100, 101, 99, 100], "scx_idlesteal": [150, 151, 149, 150]},
+                 higher_better=True)
+    for m in ms:
+        m.metrics = {"rps": m.value, "p99_us": 10.0 * m.rep + (5 if m.contender == "eevdf" else 0)}
+    ms[0].metrics["max_us"] = 7.0           # one repetition only: left out
+    (row,) = sbs.summarize(s, ms)
+    assert row["contenders"]["eevdf"]["other"] == {"p99_us": 20.0}
+    assert row["contenders"]["scx_idlesteal"]["other"] == {"p99_us": 15.0}
+    text = sbs.table(s, [row])
+    lines = text.splitlines()
+    i = next(i for i, ln in enumerate(lines) if "other metrics, medians" in ln)
+    assert lines[i].split()[-1] == "p99_us" and "max_us" not in text
+    assert lines[i + 1].split() == ["eevdf", "20"]
+    assert lines[i + 2].split() == ["scx_idlesteal", "15"]
+
+
+def test_a_workload_with_one_metric_has_no_other_block():
+    s, ms = fake({"eevdf": [2.0, 2.1, 1.9, 2.0], "scx_p2dq": [3.0, 3.1, 2.9, 3.0]})
+    for m in ms:
+        m.metrics = {"time": m.value}
+    (row,) = sbs.summarize(s, ms)
+    assert "other" not in row["contenders"]["eevdf"]
+    assert "other metrics" not in sbs.table(s, [row])
+
+
 def test_too_few_measurements_is_an_error():
     s, ms = fake({"eevdf": [1.0, 1.1, 1.2, 1.0], "scx_p2dq": [1.0]})
     with pytest.raises(sbs.SideBySideError, match="fewer than 2"):

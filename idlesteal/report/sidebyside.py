@@ -7,7 +7,9 @@ summarize() gives, per workload and level, each contender's mean with its
 a delta-method interval and Welch's p against it, and the call: the
 contender with the best mean is "best" only when Welch's test separates it
 from every other one (p < 0.05), otherwise the contenders it cannot be told
-apart from are listed with it.  tally() counts the calls per contender,
+apart from are listed with it.  A workload's other metrics (wakelat's
+wakeup latency percentiles) are kept as each contender's medians over the
+repetitions and printed under the cell.  tally() counts the calls per contender,
 table() is the text (outdir/<preset>.txt) and plot() its picture.
 
 The records it reads are here, below the run, so that this module imports
@@ -17,6 +19,7 @@ the contenders' names and the entries' workloads and levels (SpecView).
 """
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol, Sequence
@@ -120,6 +123,11 @@ def summarize(spec: SpecView, ms: list[Measurement]) -> list[dict]:
                     if name != base:
                         figs[name]["wasted_removed_pct"] = ab.removed(wasted[base],
                                                                       wasted[name])
+                other = other_metrics([m for m in ms if m.contender == name
+                                       and m.workload == wl.name and m.level == lv],
+                                      wl.metric)
+                if other:
+                    figs[name]["other"] = other
                 cnt = [m.counters for m in ms if m.contender == name
                        and m.workload == wl.name and m.level == lv and m.counters is not None]
                 if cnt and len(cnt) == len(v):
@@ -134,6 +142,15 @@ def summarize(spec: SpecView, ms: list[Measurement]) -> list[dict]:
                          "contenders": figs, "best": best, "ties": ties,
                          "call": best if not ties else None})
     return rows
+
+
+def other_metrics(cell: list[Measurement], primary: str) -> dict[str, float]:
+    """The medians of a cell's metrics other than the primary one, over its
+    repetitions; a metric some repetition lacks is left out, not medianed
+    over fewer."""
+    keys = [k for k in dict.fromkeys(k for m in cell for k in m.metrics) if k != primary]
+    return {k: statistics.median(m.metrics[k] for m in cell) for k in keys
+            if all(k in m.metrics for m in cell)}
 
 
 def tally(rows: list[dict]) -> dict[str, dict[str, int]]:
@@ -199,6 +216,15 @@ def table(spec: SpecView, rows: list[dict], steals: dict[str, list[int]] | None 
                 line += (f"  {c['steal_tasks']:>7.1f}  {c['steal_kicks_sent']:>7.1f}  "
                          f"{c['steal_kick_tasks']:>6.1f}") if c else ""
             out.append(line)
+        keys = list(dict.fromkeys(k for f in r["contenders"].values() for k in f.get("other", {})))
+        if keys:
+            out.append(f"  {'other metrics, medians':<{w + 24}}"
+                       + "".join(f"  {k:>10}" for k in keys))
+            for name, f in r["contenders"].items():
+                o = f.get("other", {})
+                out.append(f"  {name:<{w + 24}}"
+                           + "".join(f"  {o[k]:>10.6g}" if k in o else f"  {'-':>10}"
+                                     for k in keys))
         if r["call"]:
             out.append(f"  best: {r['call']} (Welch p < 0.05 against each other scheduler)")
         else:
