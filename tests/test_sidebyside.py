@@ -266,8 +266,6 @@ def test_run_writes_the_png_next_to_the_table(tmp_path, monkeypatch):
 
 def test_without_matplotlib_the_png_is_said_to_be_skipped(tmp_path, monkeypatch, capsys):
     import builtins
-    from idlesteal.report import ab as report
-    from idlesteal import util
     real_import = builtins.__import__
 
     def no_matplotlib(name, *a, **kw):

@@ -1,6 +1,9 @@
 # Shared by the wake-clock experiments from exp19 on: sourced in the guest
 # from /usr/local/lib/wake-clock.sh (boot --file results/scx/wake-clock/lib.sh:/usr/local/lib/wake-clock.sh).
 # Needs --tools perf (hb) and the guest's helpers (scx_start, scx_stop, fail).
+# The loader runs as a background job of the calling shell: a workload
+# that starts jobs of its own must wait for their pids, never a bare
+# `wait` (which waits for the loader too: ../sync-wakeup/README.md).
 # Lines printed: "RES SCHED-hb hackbench-4 ROUND SECONDS", "RES SCHED-wl
 # wakelat ROUND REQ/S", "CNT SCHED ROUND cs N mig N", "LOG SCHED stats ..."
 # (the loader's last counters line: its totals), "root-sleeper SCHED TRIAL
