@@ -1,0 +1,27 @@
+# Is exp27/exp29's pipe-8 loss (8 pairs of `perf bench sched pipe -l 5000`
+# at once on 8 CPUs: the loader 2.0x EEVDF's usecs/op) scx_idlesteal's or
+# sched_ext's?  EEVDF, "cur" (eea10e4's loader), "vaff" (vaff.diff) and the
+# kernel's scx_simple (global vtime queue, nothing per CPU), with
+# hackbench -g 4 beside, 6 rounds rotated, one 2x2x2 boot.
+#   python3 results/scx/wake-clock/mkvar.py cur @eea10e4
+#   python3 results/scx/wake-clock/mkvar.py vaff results/scx/sync-wakeup/vaff.diff
+#   python3 -m idlesteal boot --variant scx --preset 2x2x2 --no-build --tools perf \
+#     --file build/wd/scx_idlesteal.cur:/usr/bin/scx_idlesteal.cur \
+#     --file build/wd/scx_idlesteal.vaff:/usr/bin/scx_idlesteal.vaff \
+#     --file build/scx-scx/build/bin/scx_simple:/usr/bin/scx_idlesteal.simple \
+#     --file results/scx/wake-clock/lib.sh:/usr/local/lib/wake-clock.sh \
+#     --script results/scx/sync-wakeup/exp30.sh --timeout 1500
+# Lines: "RES SCHED-pipe pipe-8 ROUND USECS_PER_OP", "RES SCHED-hb ...",
+# "CNT SCHED ROUND cs N mig N" (hackbench's), "PCNT SCHED ROUND cs N mig N" (pipe-8's).
+. /usr/local/lib/wake-clock.sh
+one() {
+  perf stat -a -x, -e context-switches,cpu-migrations -o /tmp/pps.txt -- sh -c '
+    i=0; pids=
+    while [ $i -lt 8 ]; do perf bench sched pipe -l 5000 > /tmp/pp.$i 2>&1 & pids="$pids $!"; i=$((i + 1)); done
+    for j in $pids; do wait $j; done'
+  echo "RES $1-pipe pipe-8 $2 $(cat /tmp/pp.* | awk '/usecs\/op/ {s += $1; n++} END {if (n == 8) printf "%.3f", s / n; else print "pairs-" n}')"
+  echo "PCNT $1 $2 cs $(awk -F, '$3 == "context-switches" {print $1}' /tmp/pps.txt) mig $(awk -F, '$3 == "cpu-migrations" {print $1}' /tmp/pps.txt)"
+  hbone $1 $2
+}
+rotate 6 one eevdf cur vaff simple
+echo "state $(cat /sys/kernel/sched_ext/state)"
