@@ -86,16 +86,17 @@ def summarize(spec: SpecView, ms: list[Measurement]) -> list[dict]:
     for e in spec.entries:
         wl = e.wl
         for lv in e.levels:
-            vals = {c.name: [m.value for m in ms if m.contender == c.name
-                             and m.workload == wl.name and m.level == lv]
-                    for c in spec.contenders}
+            cells = {c.name: [m for m in ms if m.contender == c.name
+                              and m.workload == wl.name and m.level == lv]
+                     for c in spec.contenders}
+            vals = {name: [m.value for m in cell] for name, cell in cells.items()}
             if any(len(v) < 2 for v in vals.values()):
                 raise SideBySideError(f"{wl.name} {lv}: fewer than 2 measurements for "
                                       + ", ".join(k for k, v in vals.items() if len(v) < 2))
-            wasted = {c.name: [ab.WASTE_KEYS["llc_pct"][1](m.waste) for m in ms
-                               if m.contender == c.name and m.workload == wl.name
-                               and m.level == lv and m.waste is not None]
-                      for c in spec.contenders}
+            traced = {name: [m.waste for m in cell if m.waste is not None]
+                      for name, cell in cells.items()}
+            wasted = {name: [ab.WASTE_KEYS["llc_pct"][1](w) for w in t]
+                      for name, t in traced.items()}
             figs: dict[str, dict[str, Any]] = {}
             for name, v in vals.items():
                 s = stats.summarize(v)
@@ -103,33 +104,25 @@ def summarize(spec: SpecView, ms: list[Measurement]) -> list[dict]:
                 figs[name] = {"n": s.n, "mean": s.mean, "ci95": s.ci95,
                               "ratio": r.value, "ratio_low": r.low, "ratio_high": r.high,
                               "p_vs_base": stats.welch(v, vals[base]).p if name != base else None,
-                              "busy": stats.mean([m.busy for m in ms if m.contender == name
-                                                  and m.workload == wl.name
-                                                  and m.level == lv])}
+                              "busy": stats.mean([m.busy for m in cells[name]])}
                 if len(wasted[name]) == len(v):
                     s = stats.summarize(wasted[name])
                     figs[name]["wasted_llc_pct"] = {"mean": s.mean, "ci95": s.ci95}
-                    traced = [m.waste for m in ms if m.contender == name
-                              and m.workload == wl.name and m.level == lv
-                              and m.waste is not None]
                     for key, (_, f) in ab.MIGRATION_KEYS.items():
-                        s = stats.summarize([f(w) for w in traced])
+                        s = stats.summarize([f(w) for w in traced[name]])
                         figs[name][key] = {"mean": s.mean, "ci95": s.ci95}
                     # how the wasted time began (docs/waste.md): the part no
                     # pull at idle entry can see is "arrival"
                     s = stats.summarize([100 * w["began_fraction"].get("arrival", 0.0)
-                                         for w in traced])
+                                         for w in traced[name]])
                     figs[name]["arrival_pct"] = {"mean": s.mean, "ci95": s.ci95}
                     if name != base:
                         figs[name]["wasted_removed_pct"] = ab.removed(wasted[base],
                                                                       wasted[name])
-                other = other_metrics([m for m in ms if m.contender == name
-                                       and m.workload == wl.name and m.level == lv],
-                                      wl.metric)
+                other = other_metrics(cells[name], wl.metric)
                 if other:
                     figs[name]["other"] = other
-                cnt = [m.counters for m in ms if m.contender == name
-                       and m.workload == wl.name and m.level == lv and m.counters is not None]
+                cnt = [m.counters for m in cells[name] if m.counters is not None]
                 if cnt and len(cnt) == len(v):
                     figs[name]["counters"] = {k: stats.mean([float(c[k]) for c in cnt])
                                               for k in schedstat.COUNTERS}
