@@ -271,6 +271,7 @@ enum stat_idx {
 	IDLESTEAL_STAT_PREEMPT,		/* wakeups that preempted a task further ahead in vtime */
 	IDLESTEAL_STAT_SHORT,		/* slices cut short for the tasks waiting for the CPU */
 	IDLESTEAL_STAT_KICK_CORE,	/* arrival kicks that found a fully idle core */
+	IDLESTEAL_STAT_NONE_IDLE,	/* wakees queued without a second idle search */
 	IDLESTEAL_NR_STATS,
 };
 
@@ -322,6 +323,7 @@ struct task_ctx {
 	bool yielded;		/* sched_yield() to a waiting task: not kept running */
 	bool out_of_order;	/* run out of vtime order: starved, or stolen past the head */
 	bool sync_wakeup;	/* woken with SCX_WAKE_SYNC (ops.select_cpu()) */
+	bool none_idle;		/* ops.select_cpu() found no idle CPU for it */
 };
 
 struct {
@@ -525,15 +527,15 @@ s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 	bool is_idle = false;
 	s32 cpu;
 
-	/* For the wakeup preemption (idlesteal_enqueue(), sync_woken()). */
-	if (wake_preempt) {
-		struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 
-		if (tctx)
-			tctx->sync_wakeup = wake_flags & SCX_WAKE_SYNC;
-	}
+	/* For the wakeup preemption (idlesteal_enqueue(), sync_woken()). */
+	if (tctx && wake_preempt)
+		tctx->sync_wakeup = wake_flags & SCX_WAKE_SYNC;
 
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+	if (tctx)
+		tctx->none_idle = !is_idle;
 	if (!is_idle)
 		return cpu;
 
@@ -797,10 +799,22 @@ static u64 wake_vtime(struct task_struct *p)
 	return time_before(clock + debt, vtime) ? clock + debt : vtime;
 }
 
+/* Did ops.select_cpu() find no idle CPU for @p's wakeup?  Clears the mark. */
+static bool took_none_idle(struct task_struct *p)
+{
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
+
+	if (!tctx || !tctx->none_idle)
+		return false;
+	tctx->none_idle = false;
+	return true;
+}
+
 void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p), idle, stealer;
 	u64 vtime = p->scx.dsq_vtime;
+	bool looked;
 
 	if (enq_flags & SCX_ENQ_WAKEUP)
 		vtime = wake_vtime(p);
@@ -864,8 +878,22 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 	 * DSQ, not its queue: the kernel moves a task off a CPU that goes
 	 * offline only when it is on that CPU's runqueue.
 	 */
-	stealer = enqueue_kick ? claim_idle_stealer(p, cpu) : -1;
-	if (stealer < 0 && steal_enabled && enqueue_kick) {
+	/*
+	 * A wakee for which scx_bpf_select_cpu_dfl() found no idle CPU a
+	 * moment ago is queued without searching again: the two searches
+	 * below, on every such enqueue, found nothing nearly every time and
+	 * cost 7% of the round trip of 8 pipe pairs on 2x2x2 (0.929 [0.901,
+	 * 0.956], hackbench unchanged; results/scx/sync-wakeup/, exp37).  A
+	 * CPU that goes idle after that searches the LLC before it halts
+	 * (the task is in the overload mask by then) unless its cost gate
+	 * says not; then the task waits for its own CPU, as it would have had
+	 * the wakeup come a moment earlier.
+	 */
+	looked = (enq_flags & SCX_ENQ_WAKEUP) && took_none_idle(p);
+	if (looked)
+		stat_add(IDLESTEAL_STAT_NONE_IDLE, 1);
+	stealer = enqueue_kick && !looked ? claim_idle_stealer(p, cpu) : -1;
+	if (stealer < 0 && steal_enabled && enqueue_kick && !looked) {
 		idle = -1;
 		if (kick_whole_core)
 			idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
