@@ -814,7 +814,12 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	s32 cpu = scx_bpf_task_cpu(p), idle, stealer;
 	u64 vtime = p->scx.dsq_vtime;
-	bool looked;
+	/*
+	 * Taken (cleared) on every enqueue, so that a mark left by a wakeup
+	 * that returned before the kick below (its CPU idle, migration
+	 * disabled) does not reach a later one that skipped ops.select_cpu().
+	 */
+	bool looked = took_none_idle(p) && (enq_flags & SCX_ENQ_WAKEUP);
 
 	if (enq_flags & SCX_ENQ_WAKEUP)
 		vtime = wake_vtime(p);
@@ -889,7 +894,6 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 	 * says not; then the task waits for its own CPU, as it would have had
 	 * the wakeup come a moment earlier.
 	 */
-	looked = (enq_flags & SCX_ENQ_WAKEUP) && took_none_idle(p);
 	if (looked)
 		stat_add(IDLESTEAL_STAT_NONE_IDLE, 1);
 	stealer = enqueue_kick && !looked ? claim_idle_stealer(p, cpu) : -1;
