@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Protocol
 
-from . import image, monitor
+from . import image, monitor, tracepins
 from .. import paths
 from ..kernel import provenance
 from ..util import HarnessError, log
@@ -270,7 +270,8 @@ def run_script(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
     """Boot `preset`, run `script` as /run.sh, return its output; raise
     GuestError.  `meta` is kept as run.json in the run directory; console
     lines matching `tolerate` are not kernel errors; `shares` are host
-    directories the guest may mount read-only (Share).
+    directories the guest may mount read-only (Share).  A script that sets
+    tracing up boots with the measure's tracepoints pinned (tracepins).
 
     A boot that dies of a TCG stale-code trap (stale_code_trap()) is booted
     once more; a boot that never reaches /run.sh is booted again up to
@@ -332,7 +333,7 @@ def _stage(script: str, preset: Machine, kernel: Path, base_initrd: Path, *, nam
     image.initrd_for_run(base_initrd, script, rd / "initrd.cpio.gz")
     shutil.copyfile(kernel, rd / "bzImage")
     cmd = preset.qemu_command(Path("bzImage"), Path("initrd.cpio.gz"), Path("console.log"),
-                              Path("output.log"), cmdline or [])
+                              Path("output.log"), tracepins.with_pins(script, cmdline or []))
     (rd / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
     (rd / BOOT_SCRIPT).write_text(boot_script(cmd))
     (rd / BOOT_SCRIPT).chmod(0o755)
@@ -355,7 +356,8 @@ def _run_once(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
     if meta is not None:   # what the run was, for `idlesteal collect RUN_DIR`
         (rd / RUN_META).write_text(json.dumps(meta, indent=2) + "\n")
     initrd = image.initrd_for_run(base_initrd, script, rd / "initrd.cpio.gz")
-    cmd = preset.qemu_command(kernel, initrd, console, out, cmdline or []) + share_args
+    cmd = preset.qemu_command(kernel, initrd, console, out,
+                              tracepins.with_pins(script, cmdline or [])) + share_args
     (rd / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
     say = (lambda m: None) if quiet else log
     say(f"booting {preset.name} ({preset.ncpus} vCPUs, TCG) -> {rd}")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal.guest import image, topology, vm
+from idlesteal.guest import image, topology, tracepins, vm
 from idlesteal import paths
 from idlesteal.scx import peers, own as scx
 from idlesteal.guest import read as guest_file
@@ -41,8 +41,11 @@ def script() -> str:
 
 
 def boot(kernel: Path, initrd: Path) -> vm.RunResult:
+    # host mode turns the measure's events on and off in its own instance,
+    # run after run: pinned, so that this patches no code (docs/tcg.md)
     return vm.run_script(script(), topology.get("2x2x2"), kernel, initrd,
-                         timeout=2400, name="host-guest", shares=(vm.Share(Path("/"), TAG),))
+                         timeout=2400, name="host-guest", shares=(vm.Share(Path("/"), TAG),),
+                         cmdline=tracepins.cmdline())
 
 
 @pytest.fixture(scope="module")

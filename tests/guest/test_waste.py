@@ -46,7 +46,7 @@ import json
 import pytest
 
 from idlesteal.measure import schedstat, tracerun, waste
-from idlesteal.guest import topology, vm
+from idlesteal.guest import topology, tracepins, vm
 
 pytestmark = pytest.mark.guest
 
@@ -76,6 +76,13 @@ def script() -> str:
                   "trace_off",
                   "kill $h1 $h2; wait $h1 $h2 2>/dev/null",
                   f"trace_dump {name}"]
+    # the tracepoints pinned at boot (guest/tracepins.py): each instance,
+    # its tracing_on, the events it has on and the lines it recorded
+    lines += ["section tracepins",
+              "for i in $TRACEFS/instances/*; do",
+              "  echo \"$(basename $i) $(cat $i/tracing_on) $(grep -vc '^#' $i/trace)"
+              " $(cd $i/events/sched && grep -l '^1' */enable | sed 's,/enable,,' | tr '\\n' ' ')\"",
+              "done"]
     return "\n".join(lines) + "\n"
 
 
@@ -103,6 +110,19 @@ def test_the_loops_were_pinned_as_planned(run):
         aff = waste.parse_affinity(run.sections[f"{name}.affinity"])
         h1, h2 = map(int, run.sections[f"{name}.pids"].split())
         assert aff.by_pid[h1] == {c1} and aff.by_pid[h2] == {c2}
+
+
+def test_the_boot_pinned_the_measures_tracepoints(run):
+    """Two instances made at boot, tracing off, recording nothing, each
+    with every event of the measure on: enabling the measure's events
+    then patches no code (docs/tcg.md, "Tracepoints pinned at boot")."""
+    rows = {}
+    for line in run.sections["tracepins"].splitlines():
+        name, on, recorded, *events = line.split()
+        rows[name] = (on, recorded, sorted(events))
+    assert sorted(rows) == sorted(tracepins.INSTANCES), run.sections["tracepins"]
+    for on, recorded, events in rows.values():
+        assert (on, recorded, events) == ("0", "0", sorted(tracepins.EVENTS))
 
 
 def test_stacked_loops_wait_but_waste_nothing(run):
