@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-# The events of the wasted-time measure (helpers.sh trace_setup; host
-# mode's EVENTS) and guest/stress.sh's: the ones the harness turns on.
+# The events of the wasted-time measure (helpers.sh trace_setup; host mode
+# imports them from here) and guest/stress.sh's: the ones the harness turns on.
 EVENTS = ("sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new",
           "sched_migrate_task", "sched_process_exit")
 INSTANCES = ("idlesteal_pin1", "idlesteal_pin2")

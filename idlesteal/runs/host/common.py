@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from ...util import HarnessError
+from ...guest import tracepins
 
 ROOT = Path("/")
 LOCK = "run/lock/idlesteal-host.lock"
@@ -28,8 +29,7 @@ VERBOSE = "sys/kernel/debug/sched/verbose"
 SCHEDSTATS = "proc/sys/kernel/sched_schedstats"
 SCHED_EXT = "sys/kernel/sched_ext"
 # The events of the wasted-time measure (helpers.sh trace_setup).
-EVENTS = ("sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new",
-          "sched_migrate_task", "sched_process_exit")
+EVENTS = tracepins.EVENTS
 DEFAULT_MAX_LOAD = 0.25
 # The series' feature (patches/series, patch 8).
 STEAL = "STEAL"
