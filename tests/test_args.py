@@ -42,7 +42,7 @@ class NoBad:
 
 FLAG = "flag"      # a flag: `--flag=yes` is the bad input
 
-# Value sets; {file}, {dir}, {suite1}, {bad_suite}, {summary}, {run},
+# Value sets; {file}, {exe} (an executable file), {dir}, {suite1}, {bad_suite}, {summary}, {run},
 # {bad_run} are files and directories the test makes (sandbox()).
 INT = ["-1", "0", "99999999999", "", "x", "1.5", "1e3"]
 INT0 = ["-1", "99999999999", "", "x", "1.5"]          # 0 means something
@@ -85,6 +85,17 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
                                           "x=STEAL,,NI_STEAL", "x=STEAL,NO_STEAL",
                                           "x=STEAL, NI_STEAL", "x=NO_", "x=1STEAL"])
     + bad(["x=STEAL"], "--contender=x=NO_STEAL") + bad(["x=STEAL"], "--host"),
+    ("side-by-side", "--idlesteal-build"): bad(["", "x", "{exe}", "scx_idlesteal.a=",
+                                                "scx_idlesteal.a=/nonexistent/x",
+                                                "scx_idlesteal.a={dir}", "scx_idlesteal.a={file}",
+                                                "scx_idlesteal={exe}", "scx_idlesteal-nokick={exe}",
+                                                "perf={exe}", "mine={exe}", "scx_idlesteal.={exe}",
+                                                "scx_idlesteal.A={exe}", "scx_idlesteal.a/b={exe}",
+                                                "scx_idlesteal.a b={exe}",
+                                                "scx_idlesteal." + "x" * 27 + "={exe}"])
+    + bad(["scx_idlesteal.a={exe}"], "--idlesteal-build=scx_idlesteal.a={exe}")
+    + bad(["scx_idlesteal.a={exe}"], "--contender=scx_idlesteal.a=STEAL")
+    + bad(["scx_idlesteal.a={exe}"], "--host"),
     ("side-by-side", "--variant"): bad(VARIANT) + bad(["steal"])
     + bad(["steal"], "--sched=eevdf,scx_simple") + bad(["steal"], "--host"),
     ("side-by-side", "--suite-file"): bad(SUITE_FILE),
@@ -266,6 +277,8 @@ def sandbox(tmp_path, monkeypatch):
     fx = tmp_path / "fixtures"
     fx.mkdir()
     (fx / "file").write_text("x\n")
+    (fx / "exe").write_text("#!/bin/sh\n")
+    (fx / "exe").chmod(0o755)
     (fx / "dir").mkdir()
     (fx / "bad.suite").write_text("2x2x2 nope 1\n")
     (fx / "one.suite").write_text("1x1x2 hackbench 1 10\n")
@@ -273,7 +286,7 @@ def sandbox(tmp_path, monkeypatch):
     for name, meta in (("run", '{"kind": "bench"}'), ("bad_run", "{}")):
         (fx / name).mkdir()
         (fx / name / vm.RUN_META).write_text(meta)
-    subst = {"{file}": str(fx / "file"), "{dir}": str(fx / "dir"),
+    subst = {"{file}": str(fx / "file"), "{exe}": str(fx / "exe"), "{dir}": str(fx / "dir"),
              "{bad_suite}": str(fx / "bad.suite"), "{suite1}": str(fx / "one.suite"),
              "{summary}": str(fx / "summary.json"), "{run}": str(fx / "run"),
              "{bad_run}": str(fx / "bad_run")}
@@ -394,6 +407,20 @@ def test_side_by_side_of_eevdf_contenders_on_a_kernel_without_sched_ext(capsys):
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert "eevdf, eevdf-noni_random, eevdf+ni_steal, eevdf+steal; kernel variant steal" in out
+
+
+def test_side_by_side_of_two_builds_of_scx_idlesteal(sandbox, capsys, tmp_path):
+    """--idlesteal-build: the dry run names it and does not build it."""
+    exe = tmp_path / "v2"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    argv = ["side-by-side", "--presets=2x2x2", "--dry-run",
+            f"--idlesteal-build=scx_idlesteal.v2={exe}",
+            "--sched=eevdf,scx_idlesteal,scx_idlesteal.v2"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "eevdf, scx_idlesteal, scx_idlesteal.v2; kernel variant scx" in out
+    assert "not built yet: scx_idlesteal (" in out
 
 
 @pytest.mark.parametrize("argv,why", [

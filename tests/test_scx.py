@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -186,3 +187,20 @@ def test_build_own_rebuilds_after_another_checkouts_build(tmp_path, monkeypatch)
     os.utime(scx.OWN_DIR / "src" / "main.rs", (1e9, 1e9))
     scx.build_own()
     assert seen[-1] > 1e9 + 1                       # a change cargo's mtimes would miss
+
+
+def test_every_bpf_counter_has_a_name_in_the_loader():
+    """enum stat_idx of scx_idlesteal.bpf.c and the loader's NAMES (its
+    "stats"/"final" lines) and totals array have as many entries: a counter
+    added on one side only would shift every name after it."""
+    src = scx.OWN_DIR / "scx_idlesteal.bpf.c"
+    enum = re.search(r"enum stat_idx \{(.*?)IDLESTEAL_NR_STATS", src.read_text(), re.S)
+    assert enum, src
+    n = len(re.findall(r"^\s*IDLESTEAL_STAT_\w+,", enum.group(1), re.M))
+    stats_rs = (scx.OWN_DIR / "src" / "stats.rs").read_text()
+    names = re.search(r"pub const NAMES: \[&str; (\d+)\] = \[(.*?)\];", stats_rs, re.S)
+    assert names, "NAMES not found in stats.rs"
+    assert int(names.group(1)) == n == len(re.findall(r'"\w+"', names.group(2)))
+    main_rs = (scx.OWN_DIR / "src" / "main.rs").read_text()
+    assert re.findall(r"\[0u64; (\d+)\]", main_rs) == [str(n)]
+    assert re.findall(r"totals: &\[u64; (\d+)\]", stats_rs) == [str(n)]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from idlesteal.guest import image
-from idlesteal.scx import peers
+from idlesteal.scx import peers, own as scx
 from idlesteal.measure import schedstat
 from idlesteal.runs import sidebyside as sbs, suite
 from idlesteal import util
@@ -589,3 +589,43 @@ def test_spec_reads_back_from_its_json():
     del d["contenders"]
     with pytest.raises(sbs.SideBySideError, match="does not read back .KeyError"):
         sbs.Spec.from_json(d)
+
+
+# ---------------------------------------------------------------- another build of scx_idlesteal
+
+def test_idlesteal_build_is_a_sched_ext_contender_with_its_own_binary(tmp_path):
+    """--idlesteal-build NAME=PATH: the file goes into the guest as
+    /usr/bin/NAME, is started as NAME, is checked in charge as "idlesteal",
+    its steals are counted, and the result says which file it was."""
+    exe = tmp_path / "scx_idlesteal.vaff2"
+    exe.write_bytes(b"#!/bin/sh\n")
+    exe.chmod(0o755)
+    c = sbs.parse_idlesteal_build(f"scx_idlesteal.v2={exe}")
+    assert (c.name, c.loader, c.ops, c.build) == ("scx_idlesteal.v2", ("scx_idlesteal.v2",),
+                                                  "idlesteal", str(exe))
+    cs = sbs.contenders("eevdf,scx_idlesteal,scx_idlesteal.v2", [c])
+    assert sbs.binaries(cs[2:]) == {"scx_idlesteal.v2": exe}
+    assert f"{exe}:/usr/bin/scx_idlesteal.v2" in \
+        scx.image_files(sbs.binaries(cs[2:]))
+    s = sbs.Spec("2x2x2", suite.parse("2x2x2 hackbench 2 50"), cs, 2, waste=False)
+    loads = sbs.plan(s)
+    text = sbs.script(s, loads)
+    assert "command -v scx_idlesteal.v2 >/dev/null ||" in text
+    mine = [ld for ld in loads if ld.contender.name == "scx_idlesteal.v2"]
+    assert f"scx_start /tmp/L{mine[0].index:03d}.log scx_idlesteal.v2 ||" in text
+    # in charge under the name every build of scx_idlesteal registers
+    sbs.check_state(mine[0].runs[0], c, "enabled idlesteal")
+    with pytest.raises(sbs.SideBySideError):
+        sbs.check_state(mine[0].runs[0], c, "enabled simple")
+    final = "final steals=7 kicks=1 steal=on\n"
+    sections = {f"L{ld.index:03d}.stop": final for ld in loads}
+    steals = sbs.idlesteal_steals(loads, sections)
+    assert steals == {"scx_idlesteal": [7, 7], "scx_idlesteal.v2": [7, 7]}
+    # the spec reads back with the file; the result records the file's digest
+    back = sbs.Spec.from_json(json.loads(json.dumps(s.to_json())))
+    assert back.contenders[2] == c
+    assert sbs.builds(cs) == {"scx_idlesteal.v2": {"path": str(exe),
+                                                   "sha256": util.sha256_file(exe)}}
+    exe.unlink()
+    with pytest.raises(HarnessError, match="given by --idlesteal-build"):
+        sbs.binaries(cs)

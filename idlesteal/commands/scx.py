@@ -60,6 +60,11 @@ def add_side_by_side_opts(sp: argparse.ArgumentParser) -> None:
                     "set when switching to it (e.g. eevdf+kick=STEAL,STEAL_KICK; "
                     "repeatable; a feature the booted kernel lacks fails the boot naming it; "
                     "docs/scx.md)")
+    sp.add_argument("--idlesteal-build", action="append", default=[], metavar="NAME=PATH",
+                    type=sidebyside.parse_idlesteal_build,
+                    help="a scx_idlesteal loader built elsewhere (another commit, a change "
+                    "under test) for --sched, as NAME (scx_idlesteal.X or scx_idlesteal-X): "
+                    "two builds in one boot (repeatable; not with --host; docs/scx.md)")
     sp.add_argument("--variant", default=scx.VARIANT, type=args.variant,
                     help=f"kernel variant (configs/variants; default {scx.VARIANT}); one "
                     "without sched_ext (e.g. steal) takes EEVDF schedulers only")
@@ -83,8 +88,8 @@ def add_side_by_side_opts(sp: argparse.ArgumentParser) -> None:
 
 
 def _check_contenders(a: argparse.Namespace) -> None:
-    """--host takes no --variant or own --contender features; each
-    --contender NAME once."""
+    """--host takes no --variant, own --contender features or
+    --idlesteal-build; each NAME of --contender and --idlesteal-build once."""
     if a.host:
         for option, value in (("--variant", a.variant if a.variant != scx.VARIANT else None),
                               ("--contender", ",".join(a.contender[0].features) and
@@ -93,11 +98,17 @@ def _check_contenders(a: argparse.Namespace) -> None:
             if value is not None:
                 raise UsageError(option, value, f"no {option} with --host: the kernel is "
                                  "the running one, and it shows its own offer")
+        if a.idlesteal_build:
+            c = a.idlesteal_build[0]
+            raise UsageError("--idlesteal-build", f"{c.name}={c.build}", "no --idlesteal-build "
+                             "with --host: host mode runs the loaders `make scx` built")
     seen: set[str] = set()
-    for c in a.contender:
-        text = f"{c.name}={','.join(c.features)}"      # as given (parse_contender)
+    for c in [*a.contender, *a.idlesteal_build]:
+        # as given (parse_contender, parse_idlesteal_build)
+        option, text = (("--idlesteal-build", f"{c.name}={c.build}") if c.build
+                        else ("--contender", f"{c.name}={','.join(c.features)}"))
         if c.name in seen:
-            raise UsageError("--contender", text, f"each NAME defined once ({c.name} is "
+            raise UsageError(option, text, f"each NAME defined once ({c.name} is "
                              "defined twice)")
         seen.add(c.name)
 
@@ -109,8 +120,8 @@ def check_side_by_side(a: argparse.Namespace) -> None:
     # summary.txt holds every preset of the file, not only those --presets ran
     a.summary_presets = list(dict.fromkeys(e.preset for e in entries))
     with common.arg("--sched", ",".join(a.sched),
-                    "built-in schedulers or ones of --contender"):
-        a.contenders = sidebyside.contenders(a.sched, a.contender)
+                    "built-in schedulers or ones of --contender or --idlesteal-build"):
+        a.contenders = sidebyside.contenders(a.sched, [*a.contender, *a.idlesteal_build])
     scx_ones = sidebyside.needs_sched_ext(a.contenders)
     if scx_ones and not common.has_sched_ext(a.variant):
         raise UsageError("--variant", a.variant, f"a kernel variant with sched_ext (--variant "
@@ -137,8 +148,9 @@ def check_side_by_side(a: argparse.Namespace) -> None:
 
 
 def _unbuilt(cs: list[sidebyside.Contender]) -> list[str]:
-    """Loaders of the contenders not built yet."""
-    return [c.binary for c in cs if c.binary and not (
+    """Loaders of the contenders not built yet (--idlesteal-build's are
+    given built)."""
+    return [c.binary for c in cs if c.binary and not c.build and not (
         peers.binary(c.binary) if c.binary in peers.PEERS else scx.binary(c.binary)).exists()]
 
 
@@ -229,7 +241,7 @@ def cmd_side_by_side(a: argparse.Namespace) -> int:
     if a.build:
         tree.prepare()
         build.build(a.variant, verbose=a.verbose)
-        _build_loaders([c.binary for c in cs if c.binary], a.verbose)
+        _build_loaders([c.binary for c in cs if c.binary and not c.build], a.verbose)
     kernel = build.bzimage(a.variant)
     if a.stage:
         return common.staged(lambda: sidebyside.run(specs[0], kernel, a.variant, outdir))

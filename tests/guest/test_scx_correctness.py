@@ -6,6 +6,9 @@ of the `scx` kernel (docs/scx.md, "Correctness tests"):
   scx_idlesteal still in charge afterwards.  Before the fix the wakee always
   went to the waker's local DSQ and the pinned task waited until the
   ping-pong ended (or sched_ext's watchdog ejected the scheduler);
+* sync wakees with no CPU idle go to the waker's CPU when nothing waits
+  there (hackbench over pipes: the counter `waker_cpu`; the sync test
+  above keeps it from passing a waiting task);
 * affinity churn during steals: hackbench runs in a loop while
   workloads/affinity_churn.c gives its tasks random masks as fast as it can
   and affinity_check checks that no task runs outside its mask: no task
@@ -198,6 +201,13 @@ syncpin -c {SYNC_CPU} -d {SYNC_SECONDS} || echo "syncpin rc $?"
 after
 scx_end
 cat /tmp/sync.log
+
+section wakercpu
+scx_start /tmp/wakercpu.log scx_idlesteal
+for i in 1 2 3; do hackbench -p -g 4 -l 200 >/dev/null || echo "hackbench rc $?"; done
+after
+scx_end
+cat /tmp/wakercpu.log
 
 section churn
 scx_start /tmp/churn.log scx_idlesteal
@@ -446,6 +456,17 @@ def test_pinned_task_runs_beside_a_sync_ping_pong(run):
     still_in_charge(run, "sync")
     final = scx.final_stats(run.sections["sync"])
     assert int(final["sync_queued"]) > 0, final   # the fixed path was taken
+
+
+def test_sync_wakee_goes_to_the_waker_cpu_when_none_is_idle(run):
+    """hackbench over pipes (4 groups of 20 writers and 20 readers on 8
+    CPUs, three times): with no CPU idle, sync wakees were sent to the
+    waker's CPU (nothing waiting there), and the scheduler stayed in
+    charge.  (8 pipe pairs of hackbench -T -f 1 took the path only 5
+    times in the first run: the readers sleep, CPUs stay idle.)"""
+    still_in_charge(run, "wakercpu")
+    final = scx.final_stats(run.sections["wakercpu"])
+    assert int(final["waker_cpu"]) > 0, final
 
 
 def test_affinity_churn_during_steals(run):

@@ -9,7 +9,7 @@ contender is the baseline the others' ratios, intervals and p-values are
 against, and the call says which is best where Welch's test can tell.
 
 By concern, in import order: contender (Contender, the built-in ones,
---contender and --sched parsing), spec (Spec, the plan, the guest script),
+--contender, --idlesteal-build and --sched parsing), spec (Spec, the plan, the guest script),
 output (reading a boot's output: collect(), ejected(), the state after
 each run) and runner (run(), finish(), write_summary()).  The summary --
 the statistics, the table and the plot -- is the report stage's
@@ -22,20 +22,22 @@ from __future__ import annotations
 
 from ...report.sidebyside import (Measurement, SideBySideError, plot, summarize, table,
                                   tally)
-from .contender import (CONTENDER_NAME, CONTENDER_WANT, CONTENDERS, DEFAULT, FEATURE_WORD,
-                        Contender, contenders, feature_base, needs_sched_ext,
-                        parse_contender, sched_names)
+from .contender import (BUILD_NAME, BUILD_WANT, CONTENDER_NAME, CONTENDER_WANT, CONTENDERS,
+                        DEFAULT, FEATURE_WORD, Contender, contenders, feature_base,
+                        needs_sched_ext, parse_contender, parse_idlesteal_build,
+                        sched_names)
 from .output import (check_state, collect, ejected, idlesteal_steals, left_out_lines,
                      loader_tails, ops_matches, run_counters, timelines, without)
-from .runner import (RUN_KIND, binaries, estimate_seconds, finish, results_dir, run,
+from .runner import (RUN_KIND, binaries, builds, estimate_seconds, finish, results_dir, run,
                      write_summary)
 from .spec import (_FEATURE_FUNCS, _STATE, BOOT_FEATURES, FEATURES, Load, Run, Spec,
                    default_suite, plan, rotation, script, specs, switch_features)
 
 __all__ = [
     # contender
-    "CONTENDER_NAME", "CONTENDER_WANT", "CONTENDERS", "DEFAULT", "FEATURE_WORD", "Contender",
-    "contenders", "feature_base", "needs_sched_ext", "parse_contender", "sched_names",
+    "BUILD_NAME", "BUILD_WANT", "CONTENDER_NAME", "CONTENDER_WANT", "CONTENDERS", "DEFAULT",
+    "FEATURE_WORD", "Contender", "contenders", "feature_base", "needs_sched_ext",
+    "parse_contender", "parse_idlesteal_build", "sched_names",
     # spec
     "_FEATURE_FUNCS", "_STATE", "BOOT_FEATURES", "FEATURES", "Load", "Run", "Spec",
     "default_suite", "plan", "rotation", "script", "specs", "switch_features",
@@ -43,7 +45,7 @@ __all__ = [
     "check_state", "collect", "ejected", "idlesteal_steals", "left_out_lines",
     "loader_tails", "ops_matches", "run_counters", "timelines", "without",
     # runner
-    "RUN_KIND", "binaries", "estimate_seconds", "finish", "results_dir", "run",
+    "RUN_KIND", "binaries", "builds", "estimate_seconds", "finish", "results_dir", "run",
     "write_summary",
     # report/sidebyside.py
     "Measurement", "SideBySideError", "plot", "summarize", "table", "tally",

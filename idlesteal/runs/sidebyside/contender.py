@@ -4,13 +4,16 @@ A contender is either EEVDF with sched features set (`eevdf`: NO_STEAL,
 `eevdf+steal`: STEAL, or one of your own: --contender NAME=FEAT,...,
 parse_contender()) or a sched_ext loader run in the background
 (scx_idlesteal, the kernel's scx_simple, the published peers of
-idlesteal/scx/peers.py).  contenders() turns --sched's names into them;
-needs_sched_ext() says which need a kernel with sched_ext (with EEVDF
-contenders only, `side-by-side --variant steal` will do).
+idlesteal/scx/peers.py, or a build of scx_idlesteal from elsewhere:
+--idlesteal-build NAME=PATH, parse_idlesteal_build()).  contenders()
+turns --sched's names into them; needs_sched_ext() says which need a
+kernel with sched_ext (with EEVDF contenders only, `side-by-side
+--variant steal` will do).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from dataclasses import dataclass
 
@@ -24,6 +27,7 @@ class Contender:
     features: tuple[str, ...]      # EEVDF sched features set when switching to it
     loader: tuple[str, ...] = ()   # sched_ext loader argv; () = EEVDF itself
     ops: str = ""                  # the name it registers (root/ops)
+    build: str = ""                # host path of a loader built elsewhere (--idlesteal-build)
 
     @property
     def binary(self) -> str:
@@ -78,6 +82,28 @@ def parse_contender(text: str) -> Contender:
     return Contender(name, words)
 
 
+# --idlesteal-build NAME=PATH: scx_idlesteal as built elsewhere (another
+# commit, a change under test), installed in the guest as /usr/bin/NAME and
+# compared in the same boot as the one `make scx` built.  NAME starts with
+# "scx_idlesteal." or "scx_idlesteal-" so it can never replace a tool of
+# the image (/usr/bin/perf, say).
+BUILD_NAME = re.compile(r"scx_idlesteal[.-][a-z0-9][a-z0-9_+.-]{0,25}")
+BUILD_WANT = ("NAME=PATH: NAME scx_idlesteal.X or scx_idlesteal-X (X of a-z 0-9 _ + . -, "
+              "at most 26 characters; not a built-in scheduler's name: "
+              + ", ".join(n for n in CONTENDERS if n.startswith("scx_idlesteal"))
+              + "), PATH an executable file (a scx_idlesteal loader, e.g. "
+              "build/wd/scx_idlesteal.NAME of results/scx/wake-clock/mkvar.py)")
+
+
+def parse_idlesteal_build(text: str) -> Contender:
+    """side-by-side --idlesteal-build (an argparse type): 'NAME=PATH'."""
+    name, eq, path = text.partition("=")
+    if not eq or not BUILD_NAME.fullmatch(name) or name in CONTENDERS \
+            or not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise argparse.ArgumentTypeError(invalid(text, BUILD_WANT))
+    return Contender(name, ("NO_STEAL",), (name,), "idlesteal", os.path.abspath(path))
+
+
 def sched_names(text: str) -> list[str]:
     """side-by-side --sched (an argparse type): the form only, 'a,b,...' of
     two or more names, none twice; whether each is built in or defined by
@@ -88,7 +114,8 @@ def sched_names(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(invalid(text, "two or more comma-separated "
                                                  "schedulers, each once, the first the "
                                                  "baseline; known: " + ", ".join(CONTENDERS)
-                                                 + ", or one of --contender"))
+                                                 + ", or one of --contender or "
+                                                 "--idlesteal-build"))
     return words
 
 

@@ -183,10 +183,11 @@ def loader_tails(loads: list[Load], sections: dict[str, str]) -> dict[str, list[
 
 
 def idlesteal_steals(loads: list[Load], sections: dict[str, str]) -> dict[str, list[int]]:
-    """scx_idlesteal's final steal count of each of its loads, per contender."""
+    """scx_idlesteal's final steal count of each of its loads, per contender
+(its variants and other builds of it too: all register as "idlesteal")."""
     out: dict[str, list[int]] = {}
     for ld in loads:
-        if ld.contender.binary != "scx_idlesteal":
+        if ld.contender.ops != "idlesteal":
             continue
         final = scx.final_stats(sections.get(f"L{ld.index:03d}.stop", ""))
         out.setdefault(ld.contender.name, []).append(int(final["steals"]))

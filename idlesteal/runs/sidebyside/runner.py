@@ -18,7 +18,7 @@ from ...measure import waste as wst
 from ...report.sidebyside import plot, summarize, table
 from ...scx import peers
 from ...scx import own as scx
-from ...util import HarnessError, log
+from ...util import HarnessError, log, sha256_file
 from .. import suite
 from .contender import Contender
 from .output import (collect, ejected, idlesteal_steals, left_out_lines, loader_tails,
@@ -31,17 +31,27 @@ def results_dir() -> Path:
 
 
 def binaries(cs: list[Contender]) -> dict[str, Path]:
-    """Host binary of every loader the contenders need (built before)."""
+    """Host binary of every loader the contenders need (built before, or
+given: --idlesteal-build)."""
     out: dict[str, Path] = {}
     for c in cs:
         b = c.binary
         if not b:
             continue
-        path = peers.binary(b) if b in peers.PEERS else scx.binary(b)
+        path = Path(c.build) if c.build else peers.binary(b) if b in peers.PEERS \
+            else scx.binary(b)
         if not path.exists():
-            raise HarnessError(f"{path} is missing; build it with `make scx`")
+            raise HarnessError(f"{path} is missing; " + ("it was given by --idlesteal-build"
+                               if c.build else "build it with `make scx`"))
         out[b] = path
     return out
+
+
+def builds(cs: list[Contender]) -> dict[str, dict[str, str]]:
+    """The loaders of --idlesteal-build a result was measured with: name ->
+    {"path", "sha256"}."""
+    return {c.name: {"path": c.build, "sha256": sha256_file(Path(c.build))}
+            for c in cs if c.build}
 
 
 def estimate_seconds(spec: Spec, outdir: Path | None = None) -> float:
@@ -81,12 +91,14 @@ def run(spec: Spec, kernel: Path, variant: str, outdir: Path) -> dict:
                         timeout=300 + 30 * nruns, name="sidebyside",
                         meta={"kind": RUN_KIND, "spec": spec.to_json(), "variant": variant,
                               "build": build_meta, "peers": versions,
-                              "scx_idlesteal_sha256": scx.source_digest()})
+                              "scx_idlesteal_sha256": scx.source_digest(),
+                              "idlesteal_builds": builds(cs)})
     preset.verify(res.sections.get("topology", ""))
     console = res.console.read_text(errors="replace")
     meta = provenance.provenance({variant: build_meta})
     meta.update({"preset": spec.preset, "kernel_variant": variant,
                  "peers": versions, "scx_idlesteal_sha256": scx.source_digest(),
+                 "idlesteal_builds": builds(cs),
                  "guest": {"uname": res.sections.get("meta", "").strip().splitlines()[:1],
                            "run_dir": str(res.run_dir), "boot_seconds": round(res.boot_seconds, 1),
                            "total_seconds": round(res.seconds, 1), "runs": nruns,

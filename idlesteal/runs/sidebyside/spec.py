@@ -94,7 +94,7 @@ class Spec:
         workload redefined since would measure something else)."""
         try:
             cs = [Contender(str(c["name"]), tuple(c["features"]), tuple(c["loader"]),
-                            str(c["ops"])) for c in d["contenders"]]
+                            str(c["ops"]), str(c.get("build", ""))) for c in d["contenders"]]
             entries = [suite.Entry(str(d["preset"]), str(e["workload"]),
                                    [int(x) for x in e["levels"]], int(e["size"]),
                                    e.get("custom")) for e in d["entries"]]

@@ -44,6 +44,7 @@ def main(name: str, what: str) -> None:
     env["BPF_CLANG"] = str(peers.CLANG_DIR / "clang")
     target = ROOT / "build" / "wd" / "target"   # not the harness's: see above
     if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["cp", "-a", str(peers.target_dir()), str(target)], check=True)
     subprocess.run([str(exe), "build", "--release", "--locked", "--manifest-path",
                     str(src / "Cargo.toml"), "--target-dir", str(target)], env=env, check=True)

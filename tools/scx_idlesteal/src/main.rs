@@ -244,8 +244,8 @@ impl<'a> Scheduler<'a> {
         Ok(true)
     }
 
-    fn totals(&self) -> [u64; 26] {
-        let mut totals = [0u64; 26];
+    fn totals(&self) -> [u64; 27] {
+        let mut totals = [0u64; 27];
         for (i, total) in totals.iter_mut().enumerate() {
             let key = (i as u32).to_ne_bytes();
             if let Ok(Some(vals)) = self.skel.maps.stats.lookup_percpu(&key, MapFlags::ANY) {

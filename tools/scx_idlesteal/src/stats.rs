@@ -15,11 +15,12 @@ use serde::{Deserialize, Serialize};
 
 /// The names the BPF side counts under, in enum stat_idx's order (the
 /// loader's "stats" and "final" lines, parsed by idlesteal/scx/own.py).
-pub const NAMES: [&str; 26] = [
+pub const NAMES: [&str; 27] = [
     "steals", "failed", "search_ns", "gated", "kicks", "local", "queued",
     "remote_llc", "fallback", "sync_queued", "recheck", "idle_kick", "pulls",
     "fallback_run", "migdis", "remote_idle", "yield_keep", "yield_give", "hotplug",
     "kept", "pull_llc", "starved", "preempt", "short", "kick_core", "none_idle",
+    "waker_cpu",
 ];
 
 #[stat_doc]
@@ -78,12 +79,14 @@ pub struct Metrics {
     pub kick_core: u64,
     #[stat(desc = "Wakees queued without a second idle search: ops.select_cpu() found none")]
     pub none_idle: u64,
+    #[stat(desc = "SYNC wakees sent to the waker's CPU: none idle, nothing waiting there")]
+    pub waker_cpu: u64,
     #[stat(desc = "1 while stealing is on (SIGUSR1 off, SIGUSR2 on)")]
     pub steal_on: u64,
 }
 
 impl Metrics {
-    pub fn from_totals(totals: &[u64; 26], steal_on: bool) -> Self {
+    pub fn from_totals(totals: &[u64; 27], steal_on: bool) -> Self {
         let t = |i: usize| totals[i];
         Metrics {
             steals: t(0), failed: t(1), search_ns: t(2), gated: t(3), kicks: t(4),
@@ -92,7 +95,7 @@ impl Metrics {
             fallback_run: t(13), migdis: t(14), remote_idle: t(15), yield_keep: t(16),
             yield_give: t(17), hotplug: t(18), kept: t(19), pull_llc: t(20),
             starved: t(21), preempt: t(22), short: t(23), kick_core: t(24),
-            none_idle: t(25),
+            none_idle: t(25), waker_cpu: t(26),
             steal_on: steal_on as u64,
         }
     }
@@ -138,6 +141,7 @@ impl Metrics {
             short: d(self.short, prev.short),
             kick_core: d(self.kick_core, prev.kick_core),
             none_idle: d(self.none_idle, prev.none_idle),
+            waker_cpu: d(self.waker_cpu, prev.waker_cpu),
             steal_on: self.steal_on,
         }
     }
