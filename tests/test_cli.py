@@ -270,7 +270,7 @@ def test_suite_host_dry_run_and_summary_only(fake_host, tmp_path, capsys):
     assert cli.main(["suite", "--host", "--suite-file", h, "--dry-run",
                      "--outdir", str(tmp_path / "o")]) == 0
     out = capsys.readouterr().out
-    assert f"suite --host: 2 entries on this machine (the running kernel), " in out
+    assert "suite --host: 2 entries on this machine (the running kernel), " in out
     assert f"results in {tmp_path / 'o'}" in out
     assert "host-gone: 11 runs of gone" in out and "would be skipped: idlesteal-no-prog" in out
     assert fake_host == [] and not (tmp_path / "o").exists()

@@ -284,7 +284,6 @@ def sbs_run_dir(tmp_path: Path, console: str = CONSOLE, **extra) -> tuple[Path, 
 
 
 def test_sidebyside_run_dir_collects_and_leaves_out_an_ejected_peer(tmp_path: Path):
-    from idlesteal.runs import sidebyside as sbs
     stall = ('[  411.2] sched_ext: BPF scheduler "cosmos_1.1.7_x86_64_unknown_linux_gnu" '
              'disabled (runnable task stall)\n')
     d, s = sbs_run_dir(tmp_path, CONSOLE + stall, build={"variant": "scx"},

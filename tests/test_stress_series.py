@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from idlesteal import cli
 from idlesteal.runs import stress
 from idlesteal.guest import topology, vm
 

@@ -15,7 +15,7 @@ import pytest
 
 from idlesteal.guest import topology
 from idlesteal.measure import waste
-from idlesteal.measure.waste import Affinity, LostEvents, Topology, WasteError
+from idlesteal.measure.waste import LostEvents, Topology, WasteError
 
 T222 = waste.from_preset(topology.get("2x2x2"))
 # 4 LLCs of 2 CPUs, 2 nodes: LLC {0,1} {2,3} | {4,5} {6,7}
