@@ -9,8 +9,8 @@ contender is the baseline the others' ratios, intervals and p-values are
 against, and the call says which is best where Welch's test can tell.
 
 By concern, in import order: contender (Contender, the built-in ones,
---contender, --idlesteal-build and --sched parsing), spec (Spec, the plan, the guest script),
-output (reading a boot's output: collect(), ejected(), the state after
+--contender, --idlesteal-build and --sched parsing), spec (Spec, the
+plan, the guest script), output (reading a boot's output: collect(), ejected(), the state after
 each run) and runner (run(), finish(), write_summary()).  The summary --
 the statistics, the table and the plot -- is the report stage's
 (idlesteal/report/sidebyside.py), which also holds the records it reads

@@ -184,7 +184,7 @@ def loader_tails(loads: list[Load], sections: dict[str, str]) -> dict[str, list[
 
 def idlesteal_steals(loads: list[Load], sections: dict[str, str]) -> dict[str, list[int]]:
     """scx_idlesteal's final steal count of each of its loads, per contender
-(its variants and other builds of it too: all register as "idlesteal")."""
+    (its variants and other builds of it too: all register as "idlesteal")."""
     out: dict[str, list[int]] = {}
     for ld in loads:
         if ld.contender.ops != "idlesteal":

@@ -32,7 +32,7 @@ def results_dir() -> Path:
 
 def binaries(cs: list[Contender]) -> dict[str, Path]:
     """Host binary of every loader the contenders need (built before, or
-given: --idlesteal-build)."""
+    given: --idlesteal-build)."""
     out: dict[str, Path] = {}
     for c in cs:
         b = c.binary
