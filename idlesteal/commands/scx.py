@@ -147,11 +147,16 @@ def check_side_by_side(a: argparse.Namespace) -> None:
                                         if e.wl.binary in image.TOOLS}))
 
 
+def _buildable(cs: list[sidebyside.Contender]) -> list[str]:
+    """The loaders `make scx` builds or installs for the contenders
+    (--idlesteal-build's are given built)."""
+    return [c.binary for c in cs if c.binary and not c.build]
+
+
 def _unbuilt(cs: list[sidebyside.Contender]) -> list[str]:
-    """Loaders of the contenders not built yet (--idlesteal-build's are
-    given built)."""
-    return [c.binary for c in cs if c.binary and not c.build and not (
-        peers.binary(c.binary) if c.binary in peers.PEERS else scx.binary(c.binary)).exists()]
+    """Loaders of the contenders not built yet (of _buildable())."""
+    return [c.binary for c in cs if c.binary and not c.build
+            and not sidebyside.loader_path(c).exists()]
 
 
 def _build_loaders(binaries: list[str], verbose: bool) -> None:
@@ -241,7 +246,7 @@ def cmd_side_by_side(a: argparse.Namespace) -> int:
     if a.build:
         tree.prepare()
         build.build(a.variant, verbose=a.verbose)
-        _build_loaders([c.binary for c in cs if c.binary and not c.build], a.verbose)
+        _build_loaders(_buildable(cs), a.verbose)
     kernel = build.bzimage(a.variant)
     if a.stage:
         return common.staged(lambda: sidebyside.run(specs[0], kernel, a.variant, outdir))

@@ -28,8 +28,8 @@ from .contender import (BUILD_NAME, BUILD_WANT, CONTENDER_NAME, CONTENDER_WANT, 
                         sched_names)
 from .output import (check_state, collect, ejected, idlesteal_steals, left_out_lines,
                      loader_tails, ops_matches, run_counters, timelines, without)
-from .runner import (RUN_KIND, binaries, builds, estimate_seconds, finish, results_dir, run,
-                     write_summary)
+from .runner import (RUN_KIND, binaries, builds, estimate_seconds, finish, loader_path,
+                     results_dir, run, write_summary)
 from .spec import (_FEATURE_FUNCS, _STATE, BOOT_FEATURES, FEATURES, Load, Run, Spec,
                    default_suite, plan, rotation, script, specs, switch_features)
 
@@ -45,8 +45,8 @@ __all__ = [
     "check_state", "collect", "ejected", "idlesteal_steals", "left_out_lines",
     "loader_tails", "ops_matches", "run_counters", "timelines", "without",
     # runner
-    "RUN_KIND", "binaries", "builds", "estimate_seconds", "finish", "results_dir", "run",
-    "write_summary",
+    "RUN_KIND", "binaries", "builds", "estimate_seconds", "finish", "loader_path",
+    "results_dir", "run", "write_summary",
     # report/sidebyside.py
     "Measurement", "SideBySideError", "plot", "summarize", "table", "tally",
 ]

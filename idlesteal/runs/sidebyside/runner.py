@@ -30,6 +30,14 @@ def results_dir() -> Path:
     return paths.results_dir() / "scx"
 
 
+def loader_path(c: Contender) -> Path:
+    """Where a sched_ext contender's loader is on the host: the file of
+    --idlesteal-build, a peer's install, or our build (`make scx`)."""
+    b = c.binary
+    return Path(c.build) if c.build else peers.binary(b) if b in peers.PEERS \
+        else scx.binary(b)
+
+
 def binaries(cs: list[Contender]) -> dict[str, Path]:
     """Host binary of every loader the contenders need (built before, or
     given: --idlesteal-build)."""
@@ -38,8 +46,7 @@ def binaries(cs: list[Contender]) -> dict[str, Path]:
         b = c.binary
         if not b:
             continue
-        path = Path(c.build) if c.build else peers.binary(b) if b in peers.PEERS \
-            else scx.binary(b)
+        path = loader_path(c)
         if not path.exists():
             raise HarnessError(f"{path} is missing; " + ("it was given by --idlesteal-build"
                                if c.build else "build it with `make scx`"))
