@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -40,3 +41,31 @@ def test_busybox_ash_syntax(name: str, tmp_path: Path):
     proc = subprocess.run([image.BUSYBOX, "ash", "-n", str(path)], capture_output=True,
                           text=True)
     assert proc.returncode == 0, f"busybox ash -n {name}:\n{proc.stdout}{proc.stderr}"
+
+
+def test_hang_report_names_loader_threads_and_runnable_tasks(tmp_path: Path):
+    """helpers.sh's hang_report, run here with busybox ash on this machine's
+    /proc: a sleeping process named scx_* is listed with its kernel stack
+    (root reads /proc/PID/stack), the report's own running shell as R, and
+    every line carries the prefix vm.hang_report() looks for."""
+    if not os.access(image.BUSYBOX, os.X_OK):
+        pytest.fail(f"{image.BUSYBOX} is missing: install busybox-static (`make deps`)")
+    fake = tmp_path / "scx_fakeload"
+    shutil.copy("/bin/sleep", fake)
+    loader = subprocess.Popen([str(fake), "30"])
+    try:
+        script = tmp_path / "r.sh"
+        script.write_text(image.HELPERS + "\nhang_report\n")
+        out = subprocess.run([image.BUSYBOX, "ash", str(script)], capture_output=True,
+                             text=True, timeout=60).stdout
+    finally:
+        loader.kill()
+        loader.wait()
+    lines = out.splitlines()
+    assert lines and all(l.startswith("idlesteal-hang: ") for l in lines), out[:2000]
+    assert lines[0].startswith("idlesteal-hang: report at ") and lines[-1] == "idlesteal-hang: end"
+    head = f"idlesteal-hang: task {loader.pid} (scx_fakeload) of {loader.pid} (scx_fakeload) state S cpu "
+    at = next(i for i, l in enumerate(lines) if l.startswith(head))
+    if os.geteuid() == 0:
+        assert lines[at + 1].startswith("idlesteal-hang:     [<0>] "), lines[at:at + 3]
+    assert any(" state R cpu " in l for l in lines), out[:2000]

@@ -26,6 +26,17 @@ def test_run_archive_is_deterministic_gzip():
     assert cpio.read_names(gzip.decompress(a)) == ["run.sh"]
 
 
+def test_run_archive_carries_the_hang_report_time_for_init():
+    a = gzip.decompress(image.run_archive("echo hi\n", 570))
+    assert cpio.read_names(a) == ["run.sh", "etc", "etc/idlesteal", image.HANG_REPORT_FILE]
+    assert b"570.0\n" in a
+    # init.sh reads that file, from the image's root
+    assert f"/{image.HANG_REPORT_FILE}" in image.INIT and "rtrun 1 " in image.INIT
+    for bad in (0, -5):
+        with pytest.raises(HarnessError, match="above 0"):
+            image.run_archive("echo hi\n", bad)
+
+
 def test_parse_output_sections_and_rc():
     raw = ("garbage\r\n@@IDLESTEAL BEGIN@@\r\npre\r\n@@SECTION a@@\r\nline1\r\nline2\r\n"
            "@@SECTION b.c@@\r\n@@SECTION d@@\r\nx\r\n@@IDLESTEAL END rc=3@@\r\n")

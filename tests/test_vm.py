@@ -166,3 +166,26 @@ def test_new_run_dir_never_hands_out_a_directory_twice(tmp_path, monkeypatch):
         return real_mkdir(self, *a, **kw)
     monkeypatch.setattr(Path, "mkdir", racing_mkdir)
     assert vm.new_run_dir("topo-8llc").name == "20261127-194548-topo-8llc.5"
+
+
+def test_hang_report_time_is_before_the_timeout():
+    assert vm.hang_report_s(600) == 570 and vm.hang_report_s(20) == 18
+    assert 0 < vm.hang_report_s(1) < 1
+
+
+def test_hang_report_is_taken_from_the_console(tmp_path):
+    console = tmp_path / "console.log"
+    console.write_text("[   60.1] smpboot: CPU 7 is now offline\r\n"
+                       "idlesteal-hang: report at 570.02 s uptime, sched_ext enabled idlesteal\r\n"
+                       "[   61.0] x idlesteal-hang: task 9 (scx_idlesteal) of 9 (scx_idlesteal) "
+                       "state S cpu 3\n"
+                       "idlesteal-hang:     [<0>] bpf_struct_ops_map_link_dealloc+0x1/0x2\n"
+                       "idlesteal-hang: end\n")
+    msg = vm.hang_report(console, tmp_path, show=3)
+    kept = (tmp_path / vm.HANG_REPORT).read_text().splitlines()
+    assert kept[0].startswith("idlesteal-hang: report at 570.02") and len(kept) == 4
+    assert kept[1].startswith("idlesteal-hang: task 9 (scx_idlesteal)")   # line noise cut
+    assert "| idlesteal-hang: task 9" in msg and "1 lines more" in msg
+    console.write_text("[   60.1] smpboot: CPU 7 is now offline\n")
+    assert "no hang report" in vm.hang_report(console, tmp_path / "none")
+    assert not (tmp_path / "none").exists()

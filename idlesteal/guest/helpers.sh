@@ -36,6 +36,39 @@ set_features() {
         grep -qw "$f" /sys/kernel/debug/sched/features || fail "feature $f did not stick"
     done
 }
+# hang_report: what the tasks of a hung guest are doing, on stdout, every
+# line prefixed "idlesteal-hang:": sched_ext's state; the threads of the
+# sched_ext loaders (scx_*) and those in uninterruptible sleep (D), then
+# those runnable (R), each with its CPU and kernel stack; each CPU's
+# runqueue counters from sched/debug.  init.sh runs it as a SCHED_FIFO task
+# (workloads/rtrun.c) shortly before the harness's timeout, so that it runs
+# even when no fair or sched_ext task is scheduled any more (docs/tcg.md,
+# "A script that hangs"); vm.py copies it from the console.
+hang_report() {
+    echo "idlesteal-hang: report at $(cut -d' ' -f1 /proc/uptime) s uptime," \
+         "sched_ext $(cat /sys/kernel/sched_ext/state 2>/dev/null || echo absent)" \
+         "$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"
+    _hang_tasks 'D:*|*:scx_*'
+    _hang_tasks 'R:*'
+    grep -E '^cpu#|^  \.(nr_running|nr_switches|curr->pid|clock) ' \
+        /sys/kernel/debug/sched/debug 2>/dev/null | sed 's/^/idlesteal-hang: /'
+    echo "idlesteal-hang: end"
+}
+# _hang_tasks PATTERN: the threads whose "STATE:PROCESS-NAME" matches the
+# case PATTERN, each with its CPU and kernel stack.
+_hang_tasks() {
+    _pat=$1
+    for _t in /proc/[0-9]*/task/[0-9]*; do
+        read -r _s < $_t/stat 2>/dev/null || continue
+        _c=${_s#*\(}; _c=${_c%\)*}
+        _p=${_t#/proc/}; _p=${_p%%/*}
+        read -r _pc < /proc/$_p/comm 2>/dev/null || _pc=
+        set -- ${_s##*) }
+        eval "case \"\$1:\$_pc\" in $_pat) ;; *) continue ;; esac"
+        echo "idlesteal-hang: task ${_t##*/} ($_c) of $_p ($_pc) state $1 cpu ${37}"
+        sed 's/^/idlesteal-hang:     /' $_t/stack 2>/dev/null
+    done
+}
 # sched_ext (docs/scx.md).  scx_wait STATE: wait up to 30 s for
 # /sys/kernel/sched_ext/state to read STATE.
 scx_wait() {

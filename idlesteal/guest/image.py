@@ -421,16 +421,32 @@ def build_base(arch: str = "x86_64", tools: tuple[str, ...] = (),
     return path
 
 
-def run_archive(script: str) -> bytes:
-    return cpio.gzipped([cpio.file("run.sh", script.encode(), executable=True)])
+# Where init.sh finds when to print the hang report (seconds after the
+# script starts); no file, no report.
+HANG_REPORT_FILE = "etc/idlesteal/hang-report-s"
 
 
-def initrd_for_run(base: Path, script: str, dest: Path) -> Path:
-    """base archive + a second archive holding /run.sh, concatenated."""
+def run_archive(script: str, hang_report_s: float | None = None) -> bytes:
+    """The run's own archive: /run.sh, and with `hang_report_s` the file
+    that has init.sh print the hang report that many seconds after the
+    script starts."""
+    entries = [cpio.file("run.sh", script.encode(), executable=True)]
+    if hang_report_s is not None:
+        if not hang_report_s > 0:
+            raise HarnessError(f"hang report time {hang_report_s} s: must be above 0")
+        entries += [cpio.directory("etc"), cpio.directory("etc/idlesteal"),
+                    cpio.file(HANG_REPORT_FILE, f"{hang_report_s:.1f}\n".encode())]
+    return cpio.gzipped(entries)
+
+
+def initrd_for_run(base: Path, script: str, dest: Path,
+                   hang_report_s: float | None = None) -> Path:
+    """base archive + a second archive holding /run.sh (run_archive()),
+    concatenated."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     with open(dest, "wb") as out, open(base, "rb") as inp:
         shutil.copyfileobj(inp, out)
-        out.write(run_archive(script))
+        out.write(run_archive(script, hang_report_s))
     return dest
 
 

@@ -340,6 +340,35 @@ def _stage(script: str, preset: Machine, kernel: Path, base_initrd: Path, *, nam
     raise Staged(rd)
 
 
+def hang_report_s(timeout: float) -> float:
+    """When the guest prints its hang report: seconds after the script
+    starts, 30 s (a tenth of a short timeout) before the harness's timeout,
+    so that it is on the console when the guest is killed."""
+    return timeout - min(30.0, timeout / 10)
+
+
+# The guest's hang report (helpers.sh hang_report, on the console).
+HANG_PREFIX = "idlesteal-hang:"
+HANG_REPORT = "hang-report.txt"
+
+
+def hang_report(console: Path, run_dir: Path, show: int = 60) -> str:
+    """The guest's hang report from the console, kept as hang-report.txt in
+    the run directory; its first `show` lines, for the error message."""
+    try:
+        text = console.read_text(errors="replace").replace("\r", "")
+    except OSError:
+        text = ""
+    got = [l[l.index(HANG_PREFIX):] for l in text.splitlines() if HANG_PREFIX in l]
+    if not got:
+        return ("  no hang report on the console (the guest's real-time reporter did "
+                "not run: interrupts off, or a kernel hang below the scheduler?)")
+    (run_dir / HANG_REPORT).write_text("\n".join(got) + "\n")
+    more = f"\n  ... {len(got) - show} lines more" if len(got) > show else ""
+    return (f"  the guest's hang report ({run_dir / HANG_REPORT}):\n"
+            + "\n".join("    | " + l for l in got[:show]) + more)
+
+
 def _run_once(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
               timeout: float, name: str, cmdline: list[str] | None, quiet: bool,
               meta: dict | None, tolerate: re.Pattern[str] | None,
@@ -355,7 +384,8 @@ def _run_once(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
     (rd / "run.sh").write_text(script)
     if meta is not None:   # what the run was, for `idlesteal collect RUN_DIR`
         (rd / RUN_META).write_text(json.dumps(meta, indent=2) + "\n")
-    initrd = image.initrd_for_run(base_initrd, script, rd / "initrd.cpio.gz")
+    initrd = image.initrd_for_run(base_initrd, script, rd / "initrd.cpio.gz",
+                                  hang_report_s(timeout))
     cmd = preset.qemu_command(kernel, initrd, console, out,
                               tracepins.with_pins(script, cmdline or [])) + share_args
     (rd / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
@@ -390,7 +420,8 @@ def _run_once(script: str, preset: Machine, kernel: Path, base_initrd: Path, *,
                                        console, rd, monitor.snapshot(qmp_sock, rd, kernel))
             if now > deadline:
                 raise GuestTimeout(f"guest script did not finish within {timeout:.0f} s\n  "
-                                   + monitor.snapshot(qmp_sock, rd, kernel), console, rd)
+                                   + monitor.snapshot(qmp_sock, rd, kernel) + "\n"
+                                   + hang_report(console, rd), console, rd)
             if now > next_note:
                 next_note = now + 60
                 say(f"  ... {now - t0:.0f} s")

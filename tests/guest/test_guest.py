@@ -102,10 +102,15 @@ def test_script_failure_is_a_clear_error(guest):
 def test_timeout_kills_the_guest(guest):
     with pytest.raises(vm.GuestTimeout) as e:
         vm.run_script("sleep 600\n", topology.get("1x1x2"), guest.kernel, guest.initrd,
-                      timeout=3, name="timeout")
+                      timeout=20, name="timeout")
     assert e.value.console.exists()
     # QMP was asked before the kill: both vCPUs sit halted in the idle loop.
     assert "vCPUs at the timeout (all halted" in str(e.value)
     vcpus = (e.value.run_dir / "vcpus.txt").read_text()
     assert vcpus.count(": halted at ") == 2 and "safe_halt" in vcpus
+    # The guest's own report came 2 s before (vm.hang_report_s()): the
+    # script's sleep is not runnable, the reporting shell is.
+    report = (e.value.run_dir / vm.HANG_REPORT).read_text()
+    assert "idlesteal-hang: report at" in str(e.value) and report.endswith("idlesteal-hang: end\n")
+    assert "(sleep)" not in report and " state R cpu " in report
 
