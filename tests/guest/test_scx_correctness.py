@@ -8,7 +8,8 @@ of the `scx` kernel (docs/scx.md, "Correctness tests"):
   ping-pong ended (or sched_ext's watchdog ejected the scheduler);
 * sync wakees with no CPU idle go to the waker's CPU when nothing waits
   there (hackbench over pipes: the counter `waker_cpu`; the sync test
-  above keeps it from passing a waiting task);
+  above keeps it from passing a waiting task); the same run with --cost
+  prints each callback's calls and mean run time;
 * affinity churn during steals: hackbench runs in a loop while
   workloads/affinity_churn.c gives its tasks random masks as fast as it can
   and affinity_check checks that no task runs outside its mask: no task
@@ -203,7 +204,7 @@ scx_end
 cat /tmp/sync.log
 
 section wakercpu
-scx_start /tmp/wakercpu.log scx_idlesteal
+scx_start /tmp/wakercpu.log scx_idlesteal --cost
 for i in 1 2 3; do hackbench -p -g 4 -l 200 >/dev/null || echo "hackbench rc $?"; done
 after
 scx_end
@@ -467,6 +468,23 @@ def test_sync_wakee_goes_to_the_waker_cpu_when_none_is_idle(run):
     still_in_charge(run, "wakercpu")
     final = scx.final_stats(run.sections["wakercpu"])
     assert int(final["waker_cpu"]) > 0, final
+
+
+def test_cost_times_each_callback(run):
+    """--cost (the wakercpu section's loader): at exit a line per loaded
+    callback with its calls and mean run time, from the kernel's BPF
+    run-time statistics; the wakeup and switch callbacks ran and took
+    time."""
+    cost = {}
+    for l in lines(run, "wakercpu"):
+        f = l.split()
+        if f[:1] == ["cost"]:
+            assert len(f) == 8 and f[2::2] == ["calls", "mean_ns", "total_ms"], l
+            cost[f[1]] = (int(f[3]), int(f[5]))
+    for name in ("select_cpu", "enqueue", "dispatch", "running", "stopping"):
+        calls, mean = cost[name]
+        assert calls > 1000 and mean > 0, (name, cost[name])
+    assert cost["dump"] == (0, 0), cost
 
 
 def test_affinity_churn_during_steals(run):

@@ -15,6 +15,7 @@ mod stats;
 mod topo;
 
 use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
@@ -24,6 +25,7 @@ use bpf_skel::*;
 use clap::Parser;
 use crossbeam::channel::RecvTimeoutError;
 use libbpf_rs::{AsRawLibbpf, MapCore, MapFlags, OpenObject};
+use libbpf_rs::skel::Skel;
 use scx_stats::prelude::*;
 use scx_utils::{Topology, UserExitInfo, compat, scx_ops_attach, scx_ops_load, scx_ops_open,
                 uei_exited, uei_report};
@@ -114,6 +116,12 @@ struct Opts {
     #[arg(long)]
     help_stats: bool,
 
+    /// Time each BPF callback (the kernel's BPF run-time statistics, on
+    /// while this runs) and print at exit, per callback, its calls and
+    /// mean run time in ns: "cost NAME calls N mean_ns M total_ms T".
+    #[arg(long)]
+    cost: bool,
+
     /// Print libbpf's debug messages.
     #[arg(short = 'v', long)]
     verbose: bool,
@@ -137,6 +145,7 @@ extern "C" fn on_steal_signal(sig: libc::c_int) {
 
 struct Scheduler<'a> {
     skel: BpfSkel<'a>,
+    cost: bool,
     link: Option<libbpf_rs::Link>,
     stats_server: StatsServer<(), Metrics>,
     nr_cpus: usize,
@@ -218,7 +227,7 @@ impl<'a> Scheduler<'a> {
                  else { "" },
                  if opts.fixed_slices { "fixed" } else { "scaled" },
                  if opts.no_preempt { "off" } else { "on" });
-        Ok(Scheduler { skel, link: Some(link), stats_server, nr_cpus, online, installed: tables,
+        Ok(Scheduler { skel, cost: opts.cost, link: Some(link), stats_server, nr_cpus, online, installed: tables,
                        quiet: opts.quiet })
     }
 
@@ -292,6 +301,39 @@ impl<'a> Scheduler<'a> {
         println!("{line}");
     }
 
+    /// --cost: each loaded callback's calls and run time (bpf_prog_info's
+    /// run_cnt and run_time_ns), the costliest in total first.
+    fn print_costs(&self) {
+        let mut rows = Vec::new();
+        for prog in self.skel.object().progs() {
+            if !prog.autoload() {
+                continue;
+            }
+            // SAFETY: a zeroed bpf_prog_info is valid; the kernel fills
+            // at most `len` bytes of it.
+            let mut info: libbpf_rs::libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
+            let mut len = std::mem::size_of_val(&info) as u32;
+            let ret = unsafe {
+                libbpf_rs::libbpf_sys::bpf_obj_get_info_by_fd(
+                    prog.as_fd().as_raw_fd(),
+                    (&mut info as *mut libbpf_rs::libbpf_sys::bpf_prog_info).cast(), &mut len)
+            };
+            let name = prog.name().to_string_lossy();
+            let name = name.strip_prefix("idlesteal_").unwrap_or(&name).to_string();
+            if ret != 0 {
+                eprintln!("{NAME}: --cost: no run time for {name}: {}",
+                          std::io::Error::last_os_error());
+                continue;
+            }
+            rows.push((info.run_time_ns, info.run_cnt, name));
+        }
+        rows.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)));
+        for (ns, cnt, name) in rows {
+            let mean = if cnt > 0 { ns / cnt } else { 0 };
+            println!("cost {name} calls {cnt} mean_ns {mean} total_ms {}", ns / 1_000_000);
+        }
+    }
+
     /// Every 100 ms: the switches, and the online CPUs (CPU hotplug: the
     /// scheduler stays loaded, the tables are rewritten); every second the
     /// counters (not with -q); scx_stats requests as they come.
@@ -327,6 +369,9 @@ impl<'a> Scheduler<'a> {
         }
         self.print_stats("final");
         self.print_gates();
+        if self.cost {
+            self.print_costs();
+        }
         self.link.take();
         uei_report!(&self.skel, uei)
     }
@@ -394,6 +439,23 @@ fn run(opts: &Opts) -> Result<()> {
             return Ok(());
         }
     }
+
+    // --cost: the kernel times BPF programs while this file descriptor is
+    // open (BPF_ENABLE_STATS), for the whole run, restarts included.
+    let _stats_on = if opts.cost {
+        // SAFETY: a plain syscall wrapper; a new file descriptor or -errno.
+        let fd = unsafe {
+            libbpf_rs::libbpf_sys::bpf_enable_stats(libbpf_rs::libbpf_sys::BPF_STATS_RUN_TIME)
+        };
+        if fd < 0 {
+            bail!("--cost: cannot turn on the BPF run-time statistics: {}",
+                  std::io::Error::from_raw_os_error(-fd));
+        }
+        // SAFETY: fd is a new descriptor that nothing else owns.
+        Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    } else {
+        None
+    };
 
     let mut open_object = MaybeUninit::uninit();
     loop {
