@@ -149,6 +149,9 @@ static __always_inline bool idlesteal_migration_disabled(const struct task_struc
 	return p->migration_disabled == 1 && p != bpf_get_current_task_btf();
 }
 #define is_migration_disabled(p)	idlesteal_migration_disabled((p))
+
+/* 6.12 has no scx_bpf_now() (6.14), nor a compat macro for it. */
+#define scx_bpf_now()	bpf_ktime_get_ns()
 #endif	/* 6.12's tools/sched_ext headers */
 
 char _license[] SEC("license") = "GPL";
@@ -432,6 +435,24 @@ static u64 task_slice(s32 cpu)
 		return max;
 	s = max / (waiting + 1);
 	return s > min ? s : min;
+}
+
+/*
+ * The time stamps of the callbacks that run at every switch and wakeup (a
+ * task starts running, a CPU dispatches or goes idle): this CPU's rq clock,
+ * scx_bpf_now(), as the peers take them (bpf_ktime_get_ns() before 6.14:
+ * compat.bpf.h, and the 6.12 block above).  bpf_ktime_get_ns() reads the
+ * clocksource, which in a TCG guest is the HPET, an emulated device whose
+ * reads QEMU serializes: with it ops.running() took 28 us a call on 2x2x2
+ * (8 vCPUs on 2 host cores), 5 us without; 8 pipe pairs 0.92x the round
+ * trip (docs/scx.md, "What each callback costs").  Two CPUs' rq clocks may
+ * disagree a little; the one reader across CPUs (curr_vtime_now()) takes a
+ * stamp ahead of its own as no time.  A search's cost is still timed by
+ * bpf_ktime_get_ns(): within ops.dispatch() the rq clock stands still.
+ */
+static u64 now_ns(void)
+{
+	return scx_bpf_now();
 }
 
 static struct cpu_ctx *this_cpu_ctx(void)
@@ -734,7 +755,7 @@ static u64 curr_vtime_now(const struct cpu_ctx *cctx, u64 at, u64 now)
 static s32 preempt_victim(struct task_struct *p, s32 cpu, u64 vtime)
 {
 	struct cpu_ctx *cctx;
-	u64 now = bpf_ktime_get_ns(), lead = vtime + slice_min(), best_v = 0, at, v;
+	u64 now = now_ns(), lead = vtime + slice_min(), best_v = 0, at, v;
 	u32 zero = 0, llc, n, i, pos;
 	s32 c, best = -1;
 
@@ -1445,7 +1466,7 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 	bool stolen;
 
 	cctx = this_cpu_ctx();
-	if (cctx && run_starved(cpu, cctx, bpf_ktime_get_ns()))
+	if (cctx && run_starved(cpu, cctx, now_ns()))
 		return;
 
 	/*
@@ -1577,7 +1598,7 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 void BPF_STRUCT_OPS(idlesteal_update_idle, s32 cpu, bool idle)
 {
 	struct cpu_ctx *cctx = this_cpu_ctx();
-	u64 now = bpf_ktime_get_ns();
+	u64 now = now_ns();
 
 	if (!cctx)
 		return;
@@ -1626,7 +1647,7 @@ void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
 	if (cctx) {
 		cctx->curr_vtime = p->scx.dsq_vtime;
 		cctx->curr_weight = p->scx.weight;
-		WRITE_ONCE(cctx->curr_at, bpf_ktime_get_ns());
+		WRITE_ONCE(cctx->curr_at, now_ns());
 	}
 	/*
 	 * Its slice, by the tasks waiting for this CPU now (task_slice()):

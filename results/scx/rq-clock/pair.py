@@ -1,0 +1,37 @@
+"""vnow against head, cell by cell, from a side-by-side JSON: mean of B over
+mean of A, Welch's p over the repetitions, and the wasted LLC %.
+
+    python3 results/scx/rq-clock/pair.py 2x2x2.json [A B]
+"""
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+from scipy import stats
+
+
+def main(path: str, a: str, b: str) -> None:
+    d = json.load(open(path))
+    vals: dict[tuple[str, int, str], list[float]] = defaultdict(list)
+    waste: dict[tuple[str, int, str], list[float]] = defaultdict(list)
+    for m in d["measurements"]:
+        key = (m["workload"], m["level"], m["contender"])
+        vals[key].append(m["value"])
+        if m.get("waste"):
+            waste[key].append(100 * m["waste"]["fraction"]["llc"])
+    print(f"{'cell':28} {b + ' / ' + a:>14} {'p':>6}  wasted LLC % {a} / {b}")
+    for (w, lvl, c) in sorted(k for k in vals if k[2] == a):
+        x, y = vals[(w, lvl, a)], vals[(w, lvl, b)]
+        p = stats.ttest_ind(y, x, equal_var=False).pvalue
+        wa, wb = waste.get((w, lvl, a), []), waste.get((w, lvl, b), [])
+        ws = (f"{statistics.mean(wa):.2f} / {statistics.mean(wb):.2f}"
+              if wa and wb else "-")
+        print(f"{w + ' ' + str(lvl):28} {statistics.mean(y) / statistics.mean(x):14.3f} "
+              f"{p:6.3f}  {ws}")
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    main(args[0], *(args[1:3] if len(args) >= 3 else
+                    ("scx_idlesteal.head", "scx_idlesteal.vnow")))
