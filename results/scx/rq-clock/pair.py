@@ -1,5 +1,6 @@
 """vnow against head, cell by cell, from a side-by-side JSON: mean of B over
-mean of A, Welch's p over the repetitions, and the wasted LLC %.
+mean of A with its 95% interval, Welch's p over the repetitions (the
+harness's idlesteal.measure.stats), and the wasted LLC %.
 
     python3 results/scx/rq-clock/pair.py 2x2x2.json [A B]
 """
@@ -7,8 +8,10 @@ import json
 import statistics
 import sys
 from collections import defaultdict
+from pathlib import Path
 
-from scipy import stats
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+from idlesteal.measure import stats  # noqa: E402
 
 
 def main(path: str, a: str, b: str) -> None:
@@ -20,15 +23,14 @@ def main(path: str, a: str, b: str) -> None:
         vals[key].append(m["value"])
         if m.get("waste"):
             waste[key].append(100 * m["waste"]["fraction"]["llc"])
-    print(f"{'cell':28} {b + ' / ' + a:>14} {'p':>6}  wasted LLC % {a} / {b}")
+    print(f"{'cell':28} {b + ' / ' + a + ' [95% CI]':>24} {'p':>6}  wasted LLC % {a} / {b}")
     for (w, lvl, c) in sorted(k for k in vals if k[2] == a):
         x, y = vals[(w, lvl, a)], vals[(w, lvl, b)]
-        p = stats.ttest_ind(y, x, equal_var=False).pvalue
+        p = stats.welch(y, x).p
         wa, wb = waste.get((w, lvl, a), []), waste.get((w, lvl, b), [])
         ws = (f"{statistics.mean(wa):.2f} / {statistics.mean(wb):.2f}"
               if wa and wb else "-")
-        print(f"{w + ' ' + str(lvl):28} {statistics.mean(y) / statistics.mean(x):14.3f} "
-              f"{p:6.3f}  {ws}")
+        print(f"{w + ' ' + str(lvl):28} {stats.ratio(y, x).fmt():>24} {p:6.3f}  {ws}")
 
 
 if __name__ == "__main__":
