@@ -19,9 +19,10 @@
  * STEAL_MAX_VICTIMS victims per attempt.  From a victim it takes, of the
  * first STEAL_MAX_WALK tasks in its queue, the one allowed on this CPU that
  * has waited longest.  A search is skipped while this CPU's average idle
- * time is below the average cost of its searches; a single sample counts for
- * at most STEAL_COST_CLAMP_NS and the estimate halves every second in which a
- * gated CPU made no search, so one slow search cannot switch stealing off.
+ * time is below the average cost of its searches (one in STEAL_TIME_EVERY
+ * timed); a single sample counts for at most STEAL_COST_CLAMP_NS and the
+ * estimate halves every second in which a gated CPU made no search, so one
+ * slow search cannot switch stealing off.
  *
  * When a task is queued behind another on a busy CPU, an idle CPU of the
  * same LLC that may run it is kicked, so that it steals: sched_ext does not
@@ -166,6 +167,7 @@ char _license[] SEC("license") = "GPL";
 #define STEAL_MAX_WALK		32	/* as SCHED_NR_MIGRATE_BREAK */
 #define STEAL_COST_CLAMP_NS	500000ULL
 #define STEAL_COST_DECAY_NS	1000000000ULL
+#define STEAL_TIME_EVERY	8	/* searches per timed one: see steal_timed() */
 /* A pull from another LLC wants a task this far behind in vtime (slices). */
 #define PULL_LLC_MARGIN		2
 /*
@@ -252,7 +254,7 @@ static struct mask_chunk overload[MAX_LLCS][MAX_CHUNKS];
 enum stat_idx {
 	IDLESTEAL_STAT_STEAL,		/* tasks stolen */
 	IDLESTEAL_STAT_FAILED,		/* searches that took nothing */
-	IDLESTEAL_STAT_SEARCH_NS,		/* time spent searching */
+	IDLESTEAL_STAT_SEARCH_NS,		/* time spent in the timed searches */
 	IDLESTEAL_STAT_GATED,		/* searches skipped by the cost gate */
 	IDLESTEAL_STAT_KICK,		/* idle CPUs kicked to steal */
 	IDLESTEAL_STAT_LOCAL,		/* wakeups placed on an idle CPU */
@@ -277,6 +279,7 @@ enum stat_idx {
 	IDLESTEAL_STAT_KICK_CORE,	/* arrival kicks that found a fully idle core */
 	IDLESTEAL_STAT_NONE_IDLE,	/* wakees queued without a second idle search */
 	IDLESTEAL_STAT_WAKER_CPU,	/* sync wakees, none idle, sent to the waker's CPU */
+	IDLESTEAL_STAT_TIMED,		/* searches timed (1 in STEAL_TIME_EVERY) */
 	IDLESTEAL_NR_STATS,
 };
 
@@ -293,6 +296,7 @@ struct cpu_ctx {
 	u64 avg_cost;		/* ns, running average of a search */
 	u64 next_decay;		/* ns: halve avg_cost when gated past this */
 	u64 kicked;		/* kicked to steal: the next search is not gated */
+	u64 searches;		/* searches made (steal_timed()) */
 	u64 next_starve_check;	/* ns: when to look for a starved task next */
 	/*
 	 * The task of ours running here (ops.running() to ops.stopping()), for
@@ -442,13 +446,15 @@ static u64 task_slice(s32 cpu)
  * task starts running, a CPU dispatches or goes idle): this CPU's rq clock,
  * scx_bpf_now(), as the peers take them (bpf_ktime_get_ns() before 6.14:
  * compat.bpf.h, and the 6.12 block above).  bpf_ktime_get_ns() reads the
- * clocksource, which in a TCG guest is the HPET, an emulated device whose
- * reads QEMU serializes: with it ops.running() took 28 us a call on 2x2x2
- * (8 vCPUs on 2 host cores), 5 us without; 8 pipe pairs 0.92x the round
+ * clocksource, which in an 8-vCPU TCG guest is the HPET (its TSCs are
+ * found unsynchronized at boot), an emulated device whose reads QEMU
+ * serializes: with it ops.running() took 28 us a call on 2x2x2 (8 vCPUs
+ * on 2 host cores), 5 us without; 8 pipe pairs 0.92x the round
  * trip (docs/scx.md, "What each callback costs").  Two CPUs' rq clocks may
  * disagree a little; the one reader across CPUs (curr_vtime_now()) takes a
  * stamp ahead of its own as no time.  A search's cost is still timed by
  * bpf_ktime_get_ns(): within ops.dispatch() the rq clock stands still.
+ * So one search in STEAL_TIME_EVERY is timed (steal_timed()).
  */
 static u64 now_ns(void)
 {
@@ -1276,6 +1282,21 @@ static bool steal_gated(struct cpu_ctx *cctx, u64 now)
 }
 
 /*
+ * Is this search, the CPU's next, one to time?  Timing one takes two
+ * bpf_ktime_get_ns() reads of the clocksource, on the 2x2x2 TCG guest the
+ * HPET (see now_ns()): a search timed so averaged 490 us there, 21 us on 1x1x2
+ * (TSC).  The gate needs an average, not every sample: one search in
+ * STEAL_TIME_EVERY is timed, the first one included, so a CPU has an
+ * estimate from its first search on.  Side by side on 2x2x2 all 9 cells'
+ * means got better, one at p < 0.05: 4 perf-messaging groups, 0.93x the
+ * time (results/scx/search-time/).
+ */
+static bool steal_timed(struct cpu_ctx *cctx)
+{
+	return !(cctx->searches++ % STEAL_TIME_EVERY);
+}
+
+/*
  * What @p has run since it last started running, by its runtime
  * (p->se.sum_exec_runtime, which sched_ext keeps up to date): a task that
  * is kept running at the end of its slice (nothing else to run) gets a new
@@ -1462,8 +1483,8 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 	struct task_struct *head;
 	struct cpu_ctx *cctx;
 	bool prev_runs = prev && (prev->scx.flags & SCX_TASK_QUEUED);
-	u64 t0, cost, sl;
-	bool stolen;
+	u64 now, t0 = 0, cost, sl;
+	bool stolen, timed;
 
 	cctx = this_cpu_ctx();
 	if (cctx && run_starved(cpu, cctx, now_ns()))
@@ -1562,20 +1583,26 @@ void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
 	if (!steal_enabled || !anything_to_steal(cpu) || !cctx)
 		return;
 
-	t0 = bpf_ktime_get_ns();
+	now = now_ns();
 	if (cctx->kicked)
 		cctx->kicked = 0;
-	else if (steal_gated(cctx, t0)) {
+	else if (steal_gated(cctx, now)) {
 		stat_add(IDLESTEAL_STAT_GATED, 1);
 		return;
 	}
 
+	timed = steal_timed(cctx);
+	if (timed)
+		t0 = bpf_ktime_get_ns();
 	stolen = steal(cpu, &any);
-	cost = bpf_ktime_get_ns() - t0;
-	update_avg(&cctx->avg_cost, cost < STEAL_COST_CLAMP_NS ? cost : STEAL_COST_CLAMP_NS);
-	cctx->next_decay = t0 + STEAL_COST_DECAY_NS;
-
-	stat_add(IDLESTEAL_STAT_SEARCH_NS, cost);
+	if (timed) {
+		cost = bpf_ktime_get_ns() - t0;
+		update_avg(&cctx->avg_cost,
+			   cost < STEAL_COST_CLAMP_NS ? cost : STEAL_COST_CLAMP_NS);
+		stat_add(IDLESTEAL_STAT_SEARCH_NS, cost);
+		stat_add(IDLESTEAL_STAT_TIMED, 1);
+	}
+	cctx->next_decay = now + STEAL_COST_DECAY_NS;
 	stat_add(stolen ? IDLESTEAL_STAT_STEAL : IDLESTEAL_STAT_FAILED, 1);
 	if (stolen)
 		return;

@@ -15,12 +15,12 @@ use serde::{Deserialize, Serialize};
 
 /// The names the BPF side counts under, in enum stat_idx's order (the
 /// loader's "stats" and "final" lines, parsed by idlesteal/scx/own.py).
-pub const NAMES: [&str; 27] = [
+pub const NAMES: [&str; 28] = [
     "steals", "failed", "search_ns", "gated", "kicks", "local", "queued",
     "remote_llc", "fallback", "sync_queued", "recheck", "idle_kick", "pulls",
     "fallback_run", "migdis", "remote_idle", "yield_keep", "yield_give", "hotplug",
     "kept", "pull_llc", "starved", "preempt", "short", "kick_core", "none_idle",
-    "waker_cpu",
+    "waker_cpu", "timed",
 ];
 
 #[stat_doc]
@@ -31,7 +31,7 @@ pub struct Metrics {
     pub steals: u64,
     #[stat(desc = "Steal searches that took nothing")]
     pub failed: u64,
-    #[stat(desc = "Guest ns spent in steal searches")]
+    #[stat(desc = "Guest ns spent in the timed steal searches (see timed)")]
     pub search_ns: u64,
     #[stat(desc = "Searches skipped by the cost gate (average idle below the search cost)")]
     pub gated: u64,
@@ -81,12 +81,14 @@ pub struct Metrics {
     pub none_idle: u64,
     #[stat(desc = "SYNC wakees sent to the waker's CPU: none idle, nothing waiting there")]
     pub waker_cpu: u64,
+    #[stat(desc = "Steal searches timed: 1 in 8, for the cost gate's average")]
+    pub timed: u64,
     #[stat(desc = "1 while stealing is on (SIGUSR1 off, SIGUSR2 on)")]
     pub steal_on: u64,
 }
 
 impl Metrics {
-    pub fn from_totals(totals: &[u64; 27], steal_on: bool) -> Self {
+    pub fn from_totals(totals: &[u64; 28], steal_on: bool) -> Self {
         let t = |i: usize| totals[i];
         Metrics {
             steals: t(0), failed: t(1), search_ns: t(2), gated: t(3), kicks: t(4),
@@ -95,7 +97,7 @@ impl Metrics {
             fallback_run: t(13), migdis: t(14), remote_idle: t(15), yield_keep: t(16),
             yield_give: t(17), hotplug: t(18), kept: t(19), pull_llc: t(20),
             starved: t(21), preempt: t(22), short: t(23), kick_core: t(24),
-            none_idle: t(25), waker_cpu: t(26),
+            none_idle: t(25), waker_cpu: t(26), timed: t(27),
             steal_on: steal_on as u64,
         }
     }
@@ -104,9 +106,9 @@ impl Metrics {
         writeln!(
             w,
             "[scx_idlesteal] steals {} failed {} gated {} kicks {} idle_kick {} \
-             pulls {} preempt {} search {} us, stealing {}",
+             pulls {} preempt {} search {} us in {} timed, stealing {}",
             self.steals, self.failed, self.gated, self.kicks, self.idle_kick,
-            self.pulls, self.preempt, self.search_ns / 1000,
+            self.pulls, self.preempt, self.search_ns / 1000, self.timed,
             if self.steal_on != 0 { "on" } else { "off" }
         )?;
         Ok(())
@@ -142,6 +144,7 @@ impl Metrics {
             kick_core: d(self.kick_core, prev.kick_core),
             none_idle: d(self.none_idle, prev.none_idle),
             waker_cpu: d(self.waker_cpu, prev.waker_cpu),
+            timed: d(self.timed, prev.timed),
             steal_on: self.steal_on,
         }
     }
