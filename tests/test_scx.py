@@ -190,17 +190,19 @@ def test_build_own_rebuilds_after_another_checkouts_build(tmp_path, monkeypatch)
 
 
 def test_every_bpf_counter_has_a_name_in_the_loader():
-    """enum stat_idx of scx_idlesteal.bpf.c and the loader's NAMES (its
-    "stats"/"final" lines) and totals array have as many entries: a counter
-    added on one side only would shift every name after it."""
+    """enum stat_idx of scx_idlesteal.bpf.c, the loader's NR_STATS, its NAMES
+    (its "stats"/"final" lines) and its totals arrays have as many entries: a
+    counter added on one side only would shift every name after it."""
     src = scx.OWN_DIR / "scx_idlesteal.bpf.c"
     enum = re.search(r"enum stat_idx \{(.*?)IDLESTEAL_NR_STATS", src.read_text(), re.S)
     assert enum, src
     n = len(re.findall(r"^\s*IDLESTEAL_STAT_\w+,", enum.group(1), re.M))
     stats_rs = (scx.OWN_DIR / "src" / "stats.rs").read_text()
-    names = re.search(r"pub const NAMES: \[&str; (\d+)\] = \[(.*?)\];", stats_rs, re.S)
+    nr = re.search(r"pub const NR_STATS: usize = (\d+);", stats_rs)
+    assert nr, "NR_STATS not found in stats.rs"
+    names = re.search(r"pub const NAMES: \[&str; NR_STATS\] = \[(.*?)\];", stats_rs, re.S)
     assert names, "NAMES not found in stats.rs"
-    assert int(names.group(1)) == n == len(re.findall(r'"\w+"', names.group(2)))
+    assert int(nr.group(1)) == n == len(re.findall(r'"\w+"', names.group(1)))
     main_rs = (scx.OWN_DIR / "src" / "main.rs").read_text()
-    assert re.findall(r"\[0u64; (\d+)\]", main_rs) == [str(n)]
-    assert re.findall(r"totals: &\[u64; (\d+)\]", stats_rs) == [str(n)]
+    assert re.findall(r"\[0u64; ([\w:]+)\]", main_rs) == ["stats::NR_STATS"]
+    assert re.findall(r"totals: &\[u64; ([\w:]+)\]", stats_rs) == ["NR_STATS"]

@@ -1284,8 +1284,8 @@ static bool steal_gated(struct cpu_ctx *cctx, u64 now)
 /*
  * Is this search, the CPU's next, one to time?  Timing one takes two
  * bpf_ktime_get_ns() reads of the clocksource, on the 2x2x2 TCG guest the
- * HPET (see now_ns()): a search timed so averaged 490 us there, 21 us on 1x1x2
- * (TSC).  The gate needs an average, not every sample: one search in
+ * HPET (see now_ns()): a search timed so averaged 491 us there, 21 us on
+ * 1x1x2 (TSC).  The gate needs an average, not every sample: one search in
  * STEAL_TIME_EVERY is timed, the first one included, so a CPU has an
  * estimate from its first search on.  Side by side on 2x2x2 all 9 cells'
  * means got better, one at p < 0.05: 4 perf-messaging groups, 0.93x the

@@ -253,8 +253,8 @@ impl<'a> Scheduler<'a> {
         Ok(true)
     }
 
-    fn totals(&self) -> [u64; 28] {
-        let mut totals = [0u64; 28];
+    fn totals(&self) -> [u64; stats::NR_STATS] {
+        let mut totals = [0u64; stats::NR_STATS];
         for (i, total) in totals.iter_mut().enumerate() {
             let key = (i as u32).to_ne_bytes();
             if let Ok(Some(vals)) = self.skel.maps.stats.lookup_percpu(&key, MapFlags::ANY) {

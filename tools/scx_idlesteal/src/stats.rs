@@ -13,9 +13,12 @@ use scx_stats::prelude::*;
 use scx_stats_derive::{Stats, stat_doc};
 use serde::{Deserialize, Serialize};
 
+/// How many counters the BPF side keeps (IDLESTEAL_NR_STATS).
+pub const NR_STATS: usize = 28;
+
 /// The names the BPF side counts under, in enum stat_idx's order (the
 /// loader's "stats" and "final" lines, parsed by idlesteal/scx/own.py).
-pub const NAMES: [&str; 28] = [
+pub const NAMES: [&str; NR_STATS] = [
     "steals", "failed", "search_ns", "gated", "kicks", "local", "queued",
     "remote_llc", "fallback", "sync_queued", "recheck", "idle_kick", "pulls",
     "fallback_run", "migdis", "remote_idle", "yield_keep", "yield_give", "hotplug",
@@ -88,7 +91,7 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn from_totals(totals: &[u64; 28], steal_on: bool) -> Self {
+    pub fn from_totals(totals: &[u64; NR_STATS], steal_on: bool) -> Self {
         let t = |i: usize| totals[i];
         Metrics {
             steals: t(0), failed: t(1), search_ns: t(2), gated: t(3), kicks: t(4),
