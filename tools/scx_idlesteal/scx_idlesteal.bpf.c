@@ -1043,10 +1043,11 @@ static bool wanted(s32 cpu, struct task_struct *p, const struct want *w)
  * first in nearly every one of its failures: on 1x1x2 wakelat 47% of the
  * searches failed, a third of those in the move, none for a pinned task
  * (results/scx/failed-search/).  With the consume 11% of the searches
- * failed over 1x1x2's suite instead of 30%, and in one 2x2x2 boot
- * (8 repetitions) hackbench threads with pipes took 0.80x the time
- * (p 0.012) and wakelat made 1.14x the requests (p 0.042); no cell was
- * worse.  The task taken is the victim's head in vtime order, the one it
+ * failed over 1x1x2's suite instead of 30% (2x2x2: 6-7% instead of
+ * 9%); in two 2x2x2 boots (8 repetitions each) hackbench threads with
+ * pipes took 0.80x and 0.78x the time (p 0.012, 0.07), wakelat's 1.14x
+ * the requests of the first (p 0.042) was 0.96x in the second (p 0.76),
+ * and no cell was worse at p < 0.05.  The task taken is the victim's head in vtime order, the one it
  * would run next, where the walk takes the one that waited longest (they
  * differ when a task queued later has less vtime, a sleeper's credit).
  * If the head moves between the look and the consume, the task taken
