@@ -10,19 +10,30 @@ search is timed, so this is within 1 per CPU of the count).
 import json
 import re
 import sys
+from typing import Iterator
 
-d = json.load(open(sys.argv[1]))
-names = {n: c for c, ns in d["steals"].items() for n in ns}
-acc: dict[str, list[float]] = {}
-for lines in d["loaders"].values():
-    m = re.search(r"final (.*?) steal=", " ".join(lines))
-    if not m:
-        continue
-    kv = {k: int(v) for k, v in (w.split("=") for w in m.group(1).split())}
-    c = names.get(kv["steals"], "?")
-    searches = kv["steals"] + kv["failed"]
-    timed = kv.get("timed", searches // 8 if "vsamp" in c else searches)
-    acc.setdefault(c, []).append(kv["search_ns"] / max(timed, 1) / 1000)
-for c, v in acc.items():
-    print(f"{c:24} mean timed search {sum(v) / len(v):8.1f} us  (loads: "
-          + " ".join(f"{x:.0f}" for x in v) + ")")
+
+def finals(path: str) -> Iterator[tuple[str, dict[str, int]]]:
+    """Each load's loader and the counters of its final line."""
+    d = json.load(open(path))
+    names = {n: c for c, ns in d["steals"].items() for n in ns}
+    for lines in d["loaders"].values():
+        m = re.search(r"final (.*?) steal=", " ".join(lines))
+        if m:
+            kv = {k: int(v) for k, v in (w.split("=") for w in m.group(1).split())}
+            yield names.get(kv["steals"], "?"), kv
+
+
+def main(path: str) -> None:
+    acc: dict[str, list[float]] = {}
+    for c, kv in finals(path):
+        searches = kv["steals"] + kv["failed"]
+        timed = kv.get("timed", searches // 8 if "vsamp" in c else searches)
+        acc.setdefault(c, []).append(kv["search_ns"] / max(timed, 1) / 1000)
+    for c, v in acc.items():
+        print(f"{c:24} mean timed search {sum(v) / len(v):8.1f} us  (loads: "
+              + " ".join(f"{x:.0f}" for x in v) + ")")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
