@@ -19,6 +19,8 @@ HarnessError: one message, exit status 1.
 from __future__ import annotations
 
 import argparse
+import faulthandler
+import signal
 import sys
 from typing import Callable, NamedTuple, NoReturn
 
@@ -117,6 +119,10 @@ def parser() -> Parser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    try:            # `kill -USR1 PID`: where a run that seems stuck is, on its stderr
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    except (AttributeError, ValueError, OSError):   # a stderr with no file descriptor
+        pass
     try:
         bases.current()                      # IDLESTEAL_BASE (make BASE=) names a base
     except HarnessError as e:

@@ -329,3 +329,13 @@ def test_side_by_side_host_dry_run_takes_each_workload_once(monkeypatch, tmp_pat
     assert "hackbench: levels 1 size 50 of its 2x2x2 line; its 1x1x2 line(s) left out" in out
     assert "side by side on this machine (host mode, the running kernel): eevdf, " in out
     assert "12 loads, 24 runs: hackbench 1" in out
+
+
+def test_the_cli_dumps_its_stack_on_sigusr1(capfd):
+    """`kill -USR1` on a run that seems stuck (docs/host.md): main() has
+    Python's faulthandler print every thread's stack on that signal."""
+    import faulthandler
+    import signal
+    faulthandler.unregister(signal.SIGUSR1)
+    assert cli.main(["presets"]) == 0
+    assert faulthandler.unregister(signal.SIGUSR1), "SIGUSR1 not registered by main()"

@@ -175,6 +175,65 @@ def _until(p: subprocess.Popen, ready, seconds: float = 300) -> None:
         time.sleep(0.2)
 
 
+def _proc(pid: int, name: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/{name}").read_text(errors="replace")
+    except OSError as e:
+        return f"({e.strerror})"
+
+
+def _where(p: subprocess.Popen) -> str:
+    """What run `p`, the processes below it and those of their process
+    groups are doing: each one's state, wait channel and kernel stack; and
+    (SIGUSR1: the CLI's faulthandler) the run's Python stack, which it
+    writes to its stderr."""
+    procs: dict[int, tuple[int, int, str]] = {}          # pid: ppid, pgrp, state
+    for d in Path("/proc").iterdir():
+        stat = _proc(int(d.name), "stat") if d.name.isdigit() else ""
+        if ")" in stat:
+            state, ppid, pgrp = stat[stat.rindex(")") + 2:].split()[:3]
+            procs[int(d.name)] = (int(ppid), int(pgrp), state)
+    mine: set[int] = {p.pid}
+    while True:             # not the test's own group, which the run is in
+        groups = {procs[m][1] for m in mine if m in procs} - {os.getpgrp()}
+        more = {pid for pid, (ppid, pgrp, _) in procs.items()
+                if ppid in mine or pgrp in groups} - mine
+        if not more:
+            break
+        mine |= more
+    lines = []
+    for pid in sorted(mine & procs.keys()):
+        cmd = _proc(pid, "cmdline").replace("\0", " ").strip()
+        lines.append(f"  {pid} {procs[pid][2]} wchan {_proc(pid, 'wchan') or '-'}: {cmd[:150]}")
+        lines += [f"      {line}" for line in _proc(pid, "stack").splitlines()[:12]]
+    p.send_signal(signal.SIGUSR1)
+    time.sleep(2)
+    return "\n".join(lines)
+
+
+def _stop(p: subprocess.Popen, timeout: float = 120) -> tuple[str, str]:
+    """SIGTERM to run `p` and its output once it has ended.  A run still
+    going `timeout` s later fails the test with what it was doing (_where),
+    after the next session has put back what the run left (so that the
+    tests after this one start from the machine as it was)."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        return p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        where = _where(p)
+        p.kill()
+        try:
+            out, err = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired as e:   # a child holds its pipes open
+            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) \
+                else e.stderr or ""
+        with host.session(ROOT) as s:
+            recovered = s.recovered
+        pytest.fail(f"the run had not ended {timeout:.0f} s after SIGTERM; its processes:\n"
+                    f"{where}\nthe end of its stderr (its Python stack last):\n{err[-6000:]}"
+                    f"\nthe next session: {recovered or 'nothing to put back'}")
+
+
 def test_a_host_run_killed_with_sigterm_leaves_the_machine_as_it_was(tmp_path):
     before = machine_state()
     size = "23457"                                    # long enough to be caught mid-run
@@ -193,8 +252,7 @@ def test_a_host_run_killed_with_sigterm_leaves_the_machine_as_it_was(tmp_path):
         while not _ours(size) and p.poll() is None and time.monotonic() < until:
             time.sleep(0.1)
         assert _ours(size), "no hackbench running at the kill"
-        p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=120)
+        out, err = _stop(p)
     finally:
         if p.poll() is None:
             p.kill()
@@ -291,8 +349,7 @@ def test_side_by_side_host_killed_while_a_sched_ext_scheduler_is_in_charge(tmp_p
         _until(p, lambda: state.read_text().strip() == "enabled" and bool(_ours("23458")))
         assert p.poll() is None, "the run ended before it could be killed"
         assert state.read_text().strip() == "enabled", "scx_idlesteal never took over"
-        p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=120)
+        out, err = _stop(p)
     finally:
         if p.poll() is None:
             p.kill()
