@@ -40,12 +40,31 @@ def script() -> str:
                       "|| fail 'host-mode tests failed inside the guest'", ""])
 
 
+def failures(output: str, limit: int = 15000) -> str:
+    """The pytest report's failures, from its FAILURES line on (the first
+    `limit` characters): what a failure inside the guest says about itself,
+    which the error's 25-line tail would cut (a killed run's process
+    stacks, tests/test_host_run.py's _stop())."""
+    i = output.find("= FAILURES =")
+    return output[output.rfind("\n", 0, i) + 1:][:limit] if i >= 0 else ""
+
+
 def boot(kernel: Path, initrd: Path) -> vm.RunResult:
     # host mode turns the measure's events on and off in its own instance,
     # run after run: pinned, so that this patches no code (docs/tcg.md)
-    return vm.run_script(script(), topology.get("2x2x2"), kernel, initrd,
-                         timeout=2400, name="host-guest", shares=(vm.Share(Path("/"), TAG),),
-                         cmdline=tracepins.cmdline())
+    try:
+        return vm.run_script(script(), topology.get("2x2x2"), kernel, initrd,
+                             timeout=2400, name="host-guest", shares=(vm.Share(Path("/"), TAG),),
+                             cmdline=tracepins.cmdline())
+    except vm.GuestScriptError as e:
+        try:
+            report = failures((e.run_dir / "output.log").read_text(errors="replace"))
+        except OSError:
+            report = ""
+        if not report:
+            raise
+        raise vm.GuestScriptError(f"{report}\n(the report's start, from {e.run_dir}/output.log)",
+                                  e.console, e.run_dir) from e
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +90,13 @@ def test_host_mode_tests_pass_inside_a_guest_with_the_series_and_sched_ext(insid
     assert int(m.group(1)) >= 7 and int(m.group(2) or 0) == 1, out[-3000:]
     # the one skip: the refusal needs a kernel without the series
     assert "this kernel has the series' STEAL feature: nothing to refuse" in out, out[-3000:]
+
+
+def test_a_failure_inside_the_guest_is_reported_from_its_start():
+    out = ("....F\n=================== FAILURES ===================\n"
+           "_ test_x _\nthe run had not ended 120 s after SIGTERM; its processes:\n"
+           "  7 D wchan p9_client_rpc: umount\n" + "x\n" * 40 + "1 failed in 3s\n")
+    got = failures(out)
+    assert got.startswith("=================== FAILURES") and "p9_client_rpc" in got
+    assert failures(out, limit=60) == got[:60]
+    assert failures("....\n5 passed in 1s\n") == ""
