@@ -629,3 +629,14 @@ def test_idlesteal_build_is_a_sched_ext_contender_with_its_own_binary(tmp_path):
     exe.unlink()
     with pytest.raises(HarnessError, match="given by --idlesteal-build"):
         sbs.binaries(cs)
+
+
+def test_an_older_run_sets_timelines_are_removed(tmp_path):
+    """A scheduler left out of this run set (ejected, or not in --sched)
+    keeps no picture of an older one beside the new table."""
+    stale = [tmp_path / "2x2x2-timeline-scx_cosmos.png", tmp_path / "2x2x2-timeline-eevdf.png"]
+    other = tmp_path / "1x1x2-timeline-scx_cosmos.png"
+    for p in [*stale, other]:
+        p.write_bytes(b"old")
+    assert sbs.timelines(spec(names=["eevdf", "scx_idlesteal"]), [], {}, tmp_path) == []
+    assert not any(p.exists() for p in stale) and other.exists()

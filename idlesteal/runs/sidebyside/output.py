@@ -156,23 +156,27 @@ def timelines(spec: Spec, loads: list[Load], sections: dict[str, str], outdir: P
               topo: wst.Topology | None = None) -> list[Path]:
     """outdir/<preset>-timeline-<scheduler>.png: for each scheduler, its
     first measured run of the first entry at that entry's highest level
-    (`topo`: the machine's, default the preset's)."""
-    if not spec.waste:
-        return []
-    topo = topo or wst.from_preset(topology.get(spec.preset))
-    out = []
+    (`topo`: the machine's, default the preset's).  An older run set's
+    pictures of the preset that this one does not redraw (a scheduler
+    left out, or not in --sched) are removed: they would sit beside the
+    new table as if they were its own."""
+    out: list[Path] = []
     top = max(spec.entries[0].levels)
-    for c in spec.contenders:
+    for c in (spec.contenders if spec.waste else []):
         runs = [r for ld in loads if ld.contender == c for r in ld.runs
                 if not r.warmup and r.entry == 0 and r.level == top]
         if not runs:
             continue
+        topo = topo or wst.from_preset(topology.get(spec.preset))
         path = outdir / f"{spec.preset}-timeline-{c.name}.png"
         tl = tracerun.timeline(sections, runs[0].tag, topo)
         title = (f"{spec.preset}: {c.name}, {runs[0].tag}, {spec.entries[0].workload} "
                  f"{spec.entries[0].wl.level} {top}")
         if wst.plot_timeline(tl, path, title):
             out.append(path)
+    for old in sorted(outdir.glob(f"{spec.preset}-timeline-*.png")):
+        if old not in out:
+            old.unlink()
     return out
 
 
