@@ -227,8 +227,11 @@ def _stop(p: subprocess.Popen, timeout: float = 120) -> tuple[str, str]:
         except subprocess.TimeoutExpired as e:   # a child holds its pipes open
             err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) \
                 else e.stderr or ""
-        with host.session(ROOT) as s:
-            recovered = s.recovered
+        try:
+            with host.session(ROOT) as s:
+                recovered = s.recovered
+        except Exception as e:          # said beside the rest, not in its place
+            recovered = f"failed: {e}"
         pytest.fail(f"the run had not ended {timeout:.0f} s after SIGTERM; its processes:\n"
                     f"{where}\nthe end of its stderr (its Python stack last):\n{err[-6000:]}"
                     f"\nthe next session: {recovered or 'nothing to put back'}")
