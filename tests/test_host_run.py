@@ -187,16 +187,11 @@ def _where(p: subprocess.Popen) -> str:
     groups are doing: each one's state, wait channel and kernel stack; and
     (SIGUSR1: the CLI's faulthandler) the run's Python stack, which it
     writes to its stderr."""
-    procs: dict[int, tuple[int, int, str]] = {}          # pid: ppid, pgrp, state
-    for d in Path("/proc").iterdir():
-        stat = _proc(int(d.name), "stat") if d.name.isdigit() else ""
-        if ")" in stat:
-            state, ppid, pgrp = stat[stat.rindex(")") + 2:].split()[:3]
-            procs[int(d.name)] = (int(ppid), int(pgrp), state)
+    procs = host.proc_stats()                   # pid: state, parent, process group
     mine: set[int] = {p.pid}
     while True:             # not the test's own group, which the run is in
-        groups = {procs[m][1] for m in mine if m in procs} - {os.getpgrp()}
-        more = {pid for pid, (ppid, pgrp, _) in procs.items()
+        groups = {procs[m][2] for m in mine if m in procs} - {os.getpgrp()}
+        more = {pid for pid, (_, ppid, pgrp) in procs.items()
                 if ppid in mine or pgrp in groups} - mine
         if not more:
             break
@@ -204,7 +199,7 @@ def _where(p: subprocess.Popen) -> str:
     lines = []
     for pid in sorted(mine & procs.keys()):
         cmd = _proc(pid, "cmdline").replace("\0", " ").strip()
-        lines.append(f"  {pid} {procs[pid][2]} wchan {_proc(pid, 'wchan') or '-'}: {cmd[:150]}")
+        lines.append(f"  {pid} {procs[pid][0]} wchan {_proc(pid, 'wchan') or '-'}: {cmd[:150]}")
         lines += [f"      {line}" for line in _proc(pid, "stack").splitlines()[:12]]
     p.send_signal(signal.SIGUSR1)
     time.sleep(2)
@@ -223,7 +218,7 @@ def _stop(p: subprocess.Popen, timeout: float = 120) -> tuple[str, str]:
         where = _where(p)
         p.kill()
         try:
-            out, err = p.communicate(timeout=10)
+            _, err = p.communicate(timeout=10)
         except subprocess.TimeoutExpired as e:   # a child holds its pipes open
             err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) \
                 else e.stderr or ""

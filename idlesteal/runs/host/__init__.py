@@ -23,7 +23,7 @@ from .common import (DEBUGFS, DEFAULT_MAX_LOAD, EVENTS, FEATURES, INSTANCE, LOCK
                      SCHED_EXT, SCHEDSTATS, STATE, STEAL, TRACEFS, VERBOSE, HostError,
                      Refused, Stopped, _p)
 from .cpus import SysTopology, _cpulist, check_same, read_topology
-from .lock import Session, end_leftover, group_members, session
+from .lock import Session, end_leftover, group_members, proc_stats, session
 from .probe import (Load, Offer, cpuinfo_hypervisor, feature_names, load_between, mounted,
                     offer, parse_features, parse_loadavg, parse_schedstat_version,
                     parse_trace_clock, procs_running, sample_load)
@@ -54,7 +54,7 @@ __all__ = [
     # script
     "HELPERS", "HostResult", "end_group", "run_script", "script_path",
     # lock
-    "Session", "end_leftover", "group_members", "session",
+    "Session", "end_leftover", "group_members", "proc_stats", "session",
     # sweep
     "RUN_KIND", "SCHEDSTAT_FIELDS", "TRACE_KB", "TRACE_MEM_SHARE", "_stub_schedstat",
     "_workload_exes", "bench", "mem_mb", "no_schedstat", "paths_of_files", "program_missing",

@@ -41,9 +41,10 @@ class Session:
         _p(self.root, STATE).write_text(json.dumps(self.state.to_json(), indent=1) + "\n")
 
 
-def group_members(pgid: int, proc: Path = Path("/proc")) -> list[int]:
-    """The processes of process group `pgid` (field 5 of /proc/PID/stat)."""
-    out = []
+def proc_stats(proc: Path = Path("/proc")) -> dict[int, tuple[str, int, int]]:
+    """Each process's state, parent and process group (fields 3-5 of
+    /proc/PID/stat)."""
+    out = {}
     for d in proc.iterdir():
         if not d.name.isdigit():
             continue
@@ -52,9 +53,14 @@ def group_members(pgid: int, proc: Path = Path("/proc")) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 2 and fields[2] == str(pgid):
-            out.append(int(d.name))
+        if len(fields) > 2:
+            out[int(d.name)] = (fields[0], int(fields[1]), int(fields[2]))
     return out
+
+
+def group_members(pgid: int, proc: Path = Path("/proc")) -> list[int]:
+    """The processes of process group `pgid`."""
+    return [pid for pid, (_, _, group) in proc_stats(proc).items() if group == pgid]
 
 
 def end_leftover(pgid: int, run_dir: str, proc: Path = Path("/proc")) -> str:
