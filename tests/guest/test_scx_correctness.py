@@ -7,8 +7,9 @@ of the `scx` kernel (docs/scx.md, "Correctness tests"):
   went to the waker's local DSQ and the pinned task waited until the
   ping-pong ended (or sched_ext's watchdog ejected the scheduler);
 * sync wakees with no CPU idle go to the waker's CPU when nothing waits
-  there (hackbench over pipes: the counter `waker_cpu`; the sync test
-  above keeps it from passing a waiting task); the same run with --cost
+  there, straight into its local DSQ when it was their CPU already
+  (hackbench over pipes: the counter `waker_cpu`; the sync test above
+  keeps it from passing a waiting task); the same run with --cost
   prints each callback's calls and mean run time;
 * affinity churn during steals: hackbench runs in a loop while
   workloads/affinity_churn.c gives its tasks random masks as fast as it can

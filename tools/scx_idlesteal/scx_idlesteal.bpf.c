@@ -278,7 +278,7 @@ enum stat_idx {
 	IDLESTEAL_STAT_SHORT,		/* slices cut short for the tasks waiting for the CPU */
 	IDLESTEAL_STAT_KICK_CORE,	/* arrival kicks that found a fully idle core */
 	IDLESTEAL_STAT_NONE_IDLE,	/* wakees queued without a second idle search */
-	IDLESTEAL_STAT_WAKER_CPU,	/* sync wakees, none idle, sent to the waker's CPU */
+	IDLESTEAL_STAT_WAKER_CPU,	/* sync wakees, none idle, placed on the waker's CPU */
 	IDLESTEAL_STAT_TIMED,		/* searches timed (1 in STEAL_TIME_EVERY) */
 	IDLESTEAL_NR_STATS,
 };
@@ -328,6 +328,7 @@ struct task_ctx {
 	u64 cgid;		/* its cgroup's id */
 	u64 cg_added_id;	/* the cgroup cg_added went to */
 	u32 cg_added;		/* weight added there, 0: none */
+	s32 last_wakee;		/* pid of the task it last woke with SCX_WAKE_SYNC */
 	bool in_cgroup;		/* a cgroup below the root */
 	bool yielded;		/* sched_yield() to a waiting task: not kept running */
 	bool out_of_order;	/* run out of vtime order: starved, or stolen past the head */
@@ -560,10 +561,29 @@ static bool any_idle_for(const struct task_struct *p)
 	return any;
 }
 
+/*
+ * Is @p the task the current one, its waker, woke with its last sync wakeup
+ * too?  Records @p as the last.  The two tasks of a ping-pong pair wake
+ * each other every time; a hackbench sender wakes one receiver after
+ * another (the fair class' wake_wide() reads the same from wakee_flips).
+ */
+static bool same_wakee(struct task_struct *p)
+{
+	struct task_ctx *wctx;
+	bool same;
+
+	wctx = bpf_task_storage_get(&task_ctxs, bpf_get_current_task_btf(), 0, 0);
+	if (!wctx)
+		return false;
+	same = wctx->last_wakee == p->pid;
+	wctx->last_wakee = p->pid;
+	return same;
+}
+
 s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 		   u64 wake_flags)
 {
-	bool is_idle = false;
+	bool is_idle = false, same = (wake_flags & SCX_WAKE_SYNC) && same_wakee(p);
 	s32 cpu;
 
 	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
@@ -590,24 +610,47 @@ s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 		s32 waker = bpf_get_smp_processor_id();
 
 		/*
-		 * No CPU is idle.  A sync wakee then queues on the waker's
-		 * CPU when nothing waits there (its local DSQ and its own
-		 * queue empty): the waker is about to sleep, so the wakee
-		 * runs next on the CPU whose cache holds what the waker
-		 * wrote, the fair class' wake_affine().  Queued on its
-		 * previous CPU instead, behind other work, a pipe pair's
-		 * wakee waits there or is stolen by the next CPU to go
-		 * idle, and the pair keeps moving (8 pipe pairs on 2x2x2:
-		 * 0.85x the round trip and 1.9% wasted CPU against 6.7%,
-		 * results/scx/vaff2-same-boot/).  Nothing is inserted
-		 * here; ops.enqueue() queues it in vtime order, so what
-		 * waits on the waker's CPU is not passed.
+		 * No CPU is idle.  A sync wakee then goes to the waker's CPU
+		 * when nothing waits there (its local DSQ and its own queue
+		 * empty): the waker is about to sleep, so the wakee runs
+		 * next on the CPU whose cache holds what the waker wrote,
+		 * the fair class' wake_affine().  Queued on its previous CPU
+		 * instead, behind other work, a pipe pair's wakee waits
+		 * there or is stolen by the next CPU to go idle, and the
+		 * pair keeps moving (8 pipe pairs on 2x2x2: 0.85x the round
+		 * trip and 1.9% wasted CPU against 6.7%,
+		 * results/scx/vaff2-same-boot/).
+		 *
+		 * A ping-pong pair that shares a CPU (the waker's CPU is the
+		 * wakee's previous one, and the waker woke this same task
+		 * last time: same_wakee()) goes straight into that CPU's
+		 * local DSQ: no ops.enqueue() and no ops.dispatch() for the
+		 * wakee, which were a third of the callbacks' time per
+		 * switch.  8 pipe pairs on 2x2x2 took 0.84x the round trip
+		 * (p 0.001), no other cell of 2x2x2 or 1x1x2 told apart
+		 * (results/scx/sync-local/).  Nothing waits there, so
+		 * nothing is passed, and the next wakee finds the local DSQ
+		 * taken and is queued in vtime order.  The price: while its
+		 * waker runs on, no idle CPU can steal the wakee (for at
+		 * most the waker's slice; no CPU was idle a moment ago).
+		 * Hence the pair test: a waker that wakes one task after
+		 * another (a hackbench sender) and does not sleep leaves
+		 * its wakees in the queue, where a CPU going idle takes them.
 		 */
-		if ((wake_flags & SCX_WAKE_SYNC) && waker != cpu &&
+		if ((wake_flags & SCX_WAKE_SYNC) &&
 		    bpf_cpumask_test_cpu(waker, p->cpus_ptr) &&
 		    !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) &&
 		    !scx_bpf_dsq_nr_queued(waker)) {
 			stat_add(IDLESTEAL_STAT_WAKER_CPU, 1);
+			if (waker != cpu || !same)
+				return waker;
+			/* No ops.enqueue() to take the marks: not for later. */
+			if (tctx) {
+				tctx->none_idle = false;
+				tctx->sync_wakeup = false;
+			}
+			scx_bpf_task_set_dsq_vtime(p, wake_vtime(p));
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice(), 0);
 			return waker;
 		}
 		return cpu;

@@ -82,7 +82,7 @@ pub struct Metrics {
     pub kick_core: u64,
     #[stat(desc = "Wakees queued without a second idle search: ops.select_cpu() found none")]
     pub none_idle: u64,
-    #[stat(desc = "SYNC wakees sent to the waker's CPU: none idle, nothing waiting there")]
+    #[stat(desc = "SYNC wakees placed on the waker's CPU: none idle, nothing waiting there")]
     pub waker_cpu: u64,
     #[stat(desc = "Steal searches timed: 1 in 8, for the cost gate's average")]
     pub timed: u64,
