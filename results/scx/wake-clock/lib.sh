@@ -52,3 +52,11 @@ trial() {   # SCHED NAME ROUND LIGHT_WEIGHT HEAVY_WEIGHT: the root sleeper
   wait $a $b
 }
 rs() { trial $1 both-1-10000 $2 1 10000; trial $1 both-100-100 $2 100 100; }
+pipe8one() {   # SCHED ROUND: 8 pipe pairs at once (perf bench sched pipe -l 5000), counted
+  perf stat -a -x, -e context-switches,cpu-migrations -o /tmp/pps.txt -- sh -c '
+    i=0; pids=
+    while [ $i -lt 8 ]; do perf bench sched pipe -l 5000 > /tmp/pp.$i 2>&1 & pids="$pids $!"; i=$((i + 1)); done
+    for j in $pids; do wait $j; done'
+  echo "RES $1-pipe pipe-8 $2 $(cat /tmp/pp.* | awk '/usecs\/op/ {s += $1; n++} END {if (n == 8) printf "%.3f", s / n; else print "pairs-" n}')"
+  echo "PCNT $1 $2 cs $(awk -F, '$3 == "context-switches" {print $1}' /tmp/pps.txt) mig $(awk -F, '$3 == "cpu-migrations" {print $1}' /tmp/pps.txt)"
+}
