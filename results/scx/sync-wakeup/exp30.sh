@@ -13,14 +13,10 @@
 #     --script results/scx/sync-wakeup/exp30.sh --timeout 1500
 # Lines: "RES SCHED-pipe pipe-8 ROUND USECS_PER_OP", "RES SCHED-hb ...",
 # "CNT SCHED ROUND cs N mig N" (hackbench's), "PCNT SCHED ROUND cs N mig N" (pipe-8's).
+# (pipe8one moved to ../wake-clock/lib.sh after the run; the same commands.)
 . /usr/local/lib/wake-clock.sh
 one() {
-  perf stat -a -x, -e context-switches,cpu-migrations -o /tmp/pps.txt -- sh -c '
-    i=0; pids=
-    while [ $i -lt 8 ]; do perf bench sched pipe -l 5000 > /tmp/pp.$i 2>&1 & pids="$pids $!"; i=$((i + 1)); done
-    for j in $pids; do wait $j; done'
-  echo "RES $1-pipe pipe-8 $2 $(cat /tmp/pp.* | awk '/usecs\/op/ {s += $1; n++} END {if (n == 8) printf "%.3f", s / n; else print "pairs-" n}')"
-  echo "PCNT $1 $2 cs $(awk -F, '$3 == "context-switches" {print $1}' /tmp/pps.txt) mig $(awk -F, '$3 == "cpu-migrations" {print $1}' /tmp/pps.txt)"
+  pipe8one $1 $2
   hbone $1 $2
 }
 rotate 6 one eevdf cur vaff simple
