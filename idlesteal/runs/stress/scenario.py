@@ -90,17 +90,24 @@ class Threshold:
 # faster.  The minimums are roughly half of that: a slow host still passes,
 # a stalled activity (a hung hotplug, a dead partition loop, no stealing)
 # fails.
+# Recalibrated 2026-11-29 on a host whose TCG guests run ~3x slower: make
+# test's two 60 s runs there (quiet host, CI alone) reached 9 and 13 hotplug
+# ops, 10 and 8 partition switches, 100 and 122 domain attachments, 11 and
+# 7 tasksets, 18 and 14 feature changes; the 2node run failed tasksets 7 < 8.
+# Those five minimums are now about half of the slower run's count; the
+# others were already at or below half of it (229 steals, 12048 affinity
+# checks, 157 throttled periods, 9 msgcount and 15 hackbench runs).
 THRESHOLDS: dict[str, Threshold] = {
     "steals": Threshold(100, 60, "successful steals (schedstat delta, all CPUs)"),
-    "hotplug_ops": Threshold(8, 5, "successful CPU offline + online operations"),
-    "partition_changes": Threshold(6, 4, "successful cpuset partition root/member switches"),
-    "domain_attach": Threshold(70, 40, "'CPUn attaching sched-domain(s)' log lines (rebuilds)"),
+    "hotplug_ops": Threshold(5, 4, "successful CPU offline + online operations"),
+    "partition_changes": Threshold(4, 3, "successful cpuset partition root/member switches"),
+    "domain_attach": Threshold(50, 30, "'CPUn attaching sched-domain(s)' log lines (rebuilds)"),
     "nr_throttled": Threshold(30, 20, "CFS bandwidth throttle events (cpu.stat nr_throttled)"),
     "msgcount_runs": Threshold(4, 4, "msgcount runs, every message accounted"),
     "hackbench_runs": Threshold(4, 4, "hackbench runs"),
     "affinity_checks": Threshold(6000, 2000, "affinity_check checks"),
-    "taskset_ok": Threshold(8, 5, "taskset -p on running message-passing tasks"),
-    "feature_toggles": Threshold(10, 5, "STEAL / DELAY_DEQUEUE changes"),
+    "taskset_ok": Threshold(4, 3, "taskset -p on running message-passing tasks"),
+    "feature_toggles": Threshold(7, 5, "STEAL / DELAY_DEQUEUE changes"),
 }
 
 
@@ -148,7 +155,7 @@ NOT_WITHOUT_SERIES = ("steals",)
 # DELAY_DEQUEUE random), so the minimum scales by 4/7.  A 60 s 2x2x2 run on
 # mainline-debug (2026-11-25, two guests on the 2 host cores) made 8.
 NO_SERIES_THRESHOLDS: dict[str, Threshold] = {
-    "feature_toggles": Threshold(6, 4, "DELAY_DEQUEUE changes (no STEAL without the series)"),
+    "feature_toggles": Threshold(4, 3, "DELAY_DEQUEUE changes (no STEAL without the series)"),
 }
 
 
