@@ -58,7 +58,7 @@ def test_without_the_series_the_steal_minimum_goes():
         stress.thresholds(300)["hotplug_ops"]
     # DELAY_DEQUEUE alone changes about 4/7 as often as STEAL and DELAY_DEQUEUE
     assert stress.thresholds(300, series=False)["feature_toggles"] == 20
-    assert stress.thresholds(300)["feature_toggles"] == 35 == 20 * 7 // 4
+    assert stress.thresholds(300)["feature_toggles"] == 30
     assert stress.threshold_table(series=False)["feature_toggles"].about.startswith(
         "DELAY_DEQUEUE changes")
 
