@@ -191,6 +191,40 @@ def test_summary_fields(tmp_path):
     assert "PASS" in stress.report(s)
 
 
+WAKELAT_STALL = ('WAKELAT rc=2 RESULT {"seconds": 15.2, "requests": 900, "samples": 901,'
+                 ' "lat_max_us": 2400000, "stalled": true}\n'
+                 "STALL worker 5 tid 812: woken 30.4 s ago, state R, cpu 3,"
+                 " schedstat [1000 30000000000 12]\n")
+
+
+def test_wakelat_stall_is_explained_in_the_report(tmp_path):
+    """A stalled wakelat run says so (not just "exit code 2"), and the
+    report carries what the unanswered worker was doing."""
+    from idlesteal.guest import topology
+    v = stress.evaluate(good_sections(wakelat=WAKELAT_STALL), P)
+    assert not v.passed
+    assert any("stalled" in f and "2.4 s" in f for f in v.failures), v.failures
+    assert v.details["wakelat_stalls"] == [WAKELAT_STALL.splitlines()[1]]
+    assert v.counts["wakelat_max_ms"] == 2400
+    s = stress.summary(topology.get("2x2x2"), P, v, variant="debug", uname="7.2.13",
+                       guest={"boot_seconds": 1.0})
+    text = stress.report(s)
+    assert "state R, cpu 3" in text and "wakelat_max_ms" in text
+
+
+def test_wakelat_without_sample_is_named():
+    v = stress.evaluate(good_sections(
+        wakelat='WAKELAT rc=2 RESULT {"seconds": 12.0, "requests": 0, "samples": 0,'
+                ' "stalled": false}\n'), P)
+    assert any("no request completed in 12.0 s" in f for f in v.failures), v.failures
+    assert "wakelat_stalls" not in v.details
+
+
+def test_stress_wakelat_grace_reaches_the_guest():
+    assert "-g 30" in P.wakelat
+    assert "-g 30" in stress.script(P)
+
+
 @pytest.mark.parametrize("line", [
     "[  40.1] watchdog: BUG: soft lockup - CPU#3 stuck for 62s! [hackbench:123]",
     "[ 100.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",

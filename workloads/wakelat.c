@@ -2,7 +2,7 @@
  * wakelat - wakeup latency and request throughput (schbench in spirit).
  *
  * Usage: wakelat [-m MESSENGERS] [-w WORKERS_PER_MESSENGER] [-d SECONDS]
- *                [-u WORK_US]
+ *                [-u WORK_US] [-g GRACE_SECONDS]
  *
  * Each messenger thread runs rounds until the deadline: for each of its
  * workers it takes a CLOCK_MONOTONIC timestamp, marks the worker's futex
@@ -16,8 +16,12 @@
  * 2048 us and within 1/128 (< 0.8%) above, up to ~35 minutes; percentiles
  * are reported as the lower edge of their bucket, the maximum exactly.
  *
- * All waits have a timeout; a worker that has not answered 10 s after the
- * deadline counts as a stall.
+ * All waits have a timeout; a worker that has not answered GRACE seconds
+ * (default 10) after the deadline counts as a stall.  The messenger that
+ * sees it prints one "STALL worker" line per unanswered worker, read from
+ * /proc at that moment: the thread's state and CPU and its schedstat
+ * (time run, time waited on a runqueue), which tell a runnable thread
+ * that got no CPU from one that was never woken.
  *
  * Output: human-readable lines, then one line "RESULT {json}".
  * Exit: 0 ok, 2 stall or no sample at all, 1 usage/system error.
@@ -38,7 +42,6 @@
 #define SUB_BITS	7	/* 128 sub-buckets per power of two above */
 #define MAX_EXP		31	/* values up to 2^31 us */
 #define NBUCKETS	((1 << LIN_BITS) + (MAX_EXP - LIN_BITS) * (1 << SUB_BITS))
-#define GRACE_NS	10000000000ull	/* stall if no answer 10 s after the end */
 #define MAX_THREADS	8192
 
 enum { IDLE, RUN };
@@ -47,6 +50,7 @@ struct messenger;
 
 struct worker {
 	int state;			/* futex word: IDLE or RUN */
+	pid_t tid;			/* for the stall report */
 	uint64_t wake_ns;		/* messenger's timestamp before the wake */
 	struct messenger *m;
 	pthread_t thread;
@@ -56,6 +60,7 @@ struct worker {
 
 struct messenger {
 	int pending;			/* futex word: workers still busy */
+	int index;			/* its workers are ws[index * nwork ...] */
 	int stop;			/* workers must exit */
 	int stalled;
 	uint64_t requests;
@@ -66,6 +71,7 @@ struct messenger {
 static int nmess = 2, nwork = 4;
 static long work_ns = 50000;
 static uint64_t deadline_ns;
+static uint64_t grace_ns = 10000000000ull;	/* -g */
 
 static uint64_t now_ns(void)
 {
@@ -119,6 +125,7 @@ static void *worker_fn(void *arg)
 	struct messenger *m = w->m;
 	uint64_t t, lat;
 
+	__atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	for (;;) {
 		while (__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) == IDLE &&
 		       !__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE))
@@ -140,10 +147,58 @@ static void *worker_fn(void *arg)
 	return NULL;
 }
 
+/*
+ * Read /proc/self/task/TID/@file into @buf; "" when it cannot be read (the
+ * thread has exited, or no CONFIG_SCHED_INFO for schedstat).
+ */
+static void read_task_file(pid_t tid, const char *file, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, file);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (!fgets(buf, len, f))
+		buf[0] = 0;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+/*
+ * One line on a worker that has not answered: state and last CPU (fields
+ * 3 and 39 of stat, which follow the 1st and the 37th space after the ")"
+ * that ends the name) and schedstat's "run_ns wait_ns timeslices".
+ */
+static void report_stalled(const struct worker *w, int index, uint64_t now)
+{
+	char stat[1024], sched[128], state = '?';
+	const char *p;
+	int space, cpu = -1;
+	pid_t tid = __atomic_load_n(&w->tid, __ATOMIC_ACQUIRE);
+
+	read_task_file(tid, "stat", stat, sizeof(stat));
+	read_task_file(tid, "schedstat", sched, sizeof(sched));
+	p = strrchr(stat, ')');
+	if (p && p[1] == ' ') {
+		state = p[2];
+		for (space = 0; space < 37 && p; space++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			cpu = atoi(p + 1);
+	}
+	printf("STALL worker %d tid %d: woken %.1f s ago, state %c, cpu %d,"
+	       " schedstat [%s]\n", index, (int)tid, (now - w->wake_ns) / 1e9,
+	       state, cpu, sched[0] ? sched : "unreadable");
+}
+
 static void *messenger_fn(void *arg)
 {
 	struct messenger *m = arg;
 	struct worker *w;
+	uint64_t t;
 	int i, p;
 
 	while (now_ns() < deadline_ns) {
@@ -156,8 +211,14 @@ static void *messenger_fn(void *arg)
 		}
 		while ((p = __atomic_load_n(&m->pending, __ATOMIC_ACQUIRE)) != 0) {
 			futex_wait(&m->pending, p);
-			if (now_ns() > deadline_ns + GRACE_NS) {
+			t = now_ns();
+			if (t > deadline_ns + grace_ns) {
 				m->stalled = 1;
+				for (i = 0; i < nwork; i++)
+					if (__atomic_load_n(&m->workers[i].state,
+							    __ATOMIC_ACQUIRE) == RUN)
+						report_stalled(&m->workers[i],
+							       m->index * nwork + i, t);
 				goto out;
 			}
 		}
@@ -173,11 +234,13 @@ out:
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-m MESSENGERS] [-w WORKERS] [-d SECONDS] [-u WORK_US]\n"
+		"usage: %s [-m MESSENGERS] [-w WORKERS] [-d SECONDS] [-u WORK_US] [-g GRACE]\n"
 		"  -m MESSENGERS  messenger threads (default 2)\n"
 		"  -w WORKERS     workers per messenger (default 4)\n"
 		"  -d SECONDS     run time, may be fractional (default 5)\n"
-		"  -u WORK_US     busy work per request in microseconds (default 50)\n",
+		"  -u WORK_US     busy work per request in microseconds (default 50)\n"
+		"  -g GRACE       seconds after the end before an unanswered worker\n"
+		"                 is a stall (default 10)\n",
 		prog);
 	exit(1);
 }
@@ -224,12 +287,13 @@ int main(int argc, char **argv)
 	pthread_attr_t attr;
 	int opt, i, j, b, stalled = 0, err;
 
-	while ((opt = getopt(argc, argv, "m:w:d:u:")) != -1) {
+	while ((opt = getopt(argc, argv, "m:w:d:u:g:")) != -1) {
 		switch (opt) {
 		case 'm': nmess = num(optarg, 1, MAX_THREADS, argv[0]); break;
 		case 'w': nwork = num(optarg, 1, MAX_THREADS, argv[0]); break;
 		case 'd': seconds = num(optarg, 0.001, 86400, argv[0]); break;
 		case 'u': work_ns = num(optarg, 0, 10000000, argv[0]) * 1000; break;
+		case 'g': grace_ns = num(optarg, 0.1, 3600, argv[0]) * 1e9; break;
 		default: usage(argv[0]);
 		}
 	}
@@ -252,6 +316,7 @@ int main(int argc, char **argv)
 	start = now_ns();
 	deadline_ns = start + (uint64_t)(seconds * 1e9);
 	for (i = 0; i < nmess; i++) {
+		ms[i].index = i;
 		ms[i].workers = &ws[i * nwork];
 		for (j = 0; j < nwork; j++) {
 			ws[i * nwork + j].m = &ms[i];
@@ -273,7 +338,7 @@ int main(int argc, char **argv)
 
 	/* Joins are bounded too: give up GRACE after the deadline (+1 s). */
 	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += (time_t)seconds + GRACE_NS / 1000000000ull + 1;
+	dl.tv_sec += (time_t)(seconds + grace_ns / 1e9) + 1;
 	for (i = 0; i < nmess && !stalled; i++)
 		if (pthread_timedjoin_np(ms[i].thread, NULL, &dl))
 			stalled = 1;
@@ -298,8 +363,8 @@ int main(int argc, char **argv)
 	p999 = samples ? quantile(hist, samples, 0.999) : 0;
 
 	if (stalled)
-		printf("STALL: a worker did not answer within %llu s after the end\n",
-		       GRACE_NS / 1000000000ull);
+		printf("STALL: a worker did not answer within %.1f s after the end\n",
+		       grace_ns / 1e9);
 	printf("requests %llu (%.0f/s), wakeup latency us: p50 %llu p99 %llu p99.9 %llu"
 	       " max %llu (%llu samples)\n", (unsigned long long)requests,
 	       requests / elapsed, (unsigned long long)p50, (unsigned long long)p99,

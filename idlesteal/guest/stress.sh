@@ -163,6 +163,8 @@ w_wakelat() {
         if [ $rc -ne 0 ]; then
             fails=$((fails + 1))
             { echo "FAIL wakelat rc=$rc"; tail -3 $D/wakelat.out; } >> $D/failures
+            # what each unanswered worker was doing when the stall was seen
+            grep '^STALL worker' $D/wakelat.out | head -32 >> $D/wakelat.results
         fi
     done
     echo "wakelat runs=$runs fails=$fails" > $D/wakelat.cnt

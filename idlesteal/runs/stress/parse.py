@@ -58,6 +58,13 @@ class RunRecord:
         elif self.kind == "AFFINITY":
             if r.get("violations", 0):
                 out.append(f"{what}: {r['violations']} affinity violation(s)")
+        elif self.kind == "WAKELAT":
+            if r.get("stalled"):
+                out.append(f"{what}: stalled (a worker unanswered past the grace after "
+                           f"{r.get('seconds')} s; longest answered wakeup "
+                           f"{r.get('lat_max_us', 0) / 1e6:.1f} s)")
+            elif not r.get("samples", 1):
+                out.append(f"{what}: no request completed in {r.get('seconds')} s")
         return out
 
 

@@ -102,7 +102,7 @@ def report(s: dict) -> str:
             "partition_invalid", "domain_attach", "nr_throttled", "msgcount_runs", "messages",
             "hackbench_runs", "affinity_runs", "affinity_checks", "affinity_violations",
             "affinity_resets", "affinity_inactive", "taskset_ok", "feature_toggles",
-            "overload_reads"]
+            "overload_reads", "wakelat_max_ms"]
     for k in keys:
         if k in c:
             lines.append(f"  {k:22s} {c[k]:>12}" + (f"   (min {m[k]})" if k in m else ""))
@@ -118,6 +118,8 @@ def report(s: dict) -> str:
                 lines.append(f"    {side:6s} {n:3d} x {title}")
     for f in s["failures"]:
         lines.append(f"  FAIL: {f}")
+    for st in s.get("details", {}).get("wakelat_stalls", []):
+        lines.append(f"  {st}")
     excerpt = s.get("details", {}).get("affinity_trace") or []
     if excerpt:
         lines.append(f"  trace up to the first affinity violation (last {len(excerpt)} lines "

@@ -208,7 +208,11 @@ class Params:
     # steadiest steal generator measured here (~300 steals/s alone).
     hackbench: str = "-g 1 -f 6 -l 40"
     msgcount: tuple[int, int, int] = (1, 6, 30)          # groups, fds, loops
-    wakelat: str = "-m 4 -w 4"
+    # -g: a worker unanswered 30 s after the end is a stall.  wakelat's
+    # default 10 s is too short for a debug guest starved by its host: the
+    # base kernel without the series (mainline-debug) answered a wakeup
+    # after 14.7 s there (results/stress/mainline-debug/20261125-075300-*).
+    wakelat: str = "-m 4 -w 4 -g 30"
     throttled_msgcount: tuple[int, int, int] = (1, 2, 10)
     throttled_hackbench: str = "-g 1 -f 2 -l 10"
     partition_hackbench: str = "-g 1 -f 4 -l 10"

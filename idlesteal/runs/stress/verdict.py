@@ -149,6 +149,13 @@ def evaluate(sections: dict[str, str], p: Params) -> Verdict:
     v.counts["affinity_runs"] = len(aruns)
     v.counts["wakelat_runs"] = len([r for r in runs if r.kind == "WAKELAT"])
     v.counts["wakelat_fails"] = c("wakelat", "fails")
+    wruns = [r for r in runs if r.kind == "WAKELAT" and r.result]
+    if wruns:
+        v.counts["wakelat_max_ms"] = max(r.result.get("lat_max_us", 0) for r in wruns) // 1000
+    stalls = [ln.strip() for ln in sections.get("wakelat", "").splitlines()
+              if ln.startswith("STALL worker")]
+    if stalls:
+        v.details["wakelat_stalls"] = stalls
     v.counts["affinity_checks"] = sum((r.result or {}).get("checks", 0) for r in aruns)
     v.counts["affinity_violations"] = sum((r.result or {}).get("violations", 0) for r in aruns)
     v.counts["affinity_resets"] = sum((r.result or {}).get("affinity_resets", 0) for r in aruns)
