@@ -31,7 +31,7 @@ TAG = "hostroot"
 
 def script() -> str:
     pytest_cmd = ["/usr/bin/python3", "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs",
-                  "--color=no", "tests/test_host_run.py"]
+                  "--color=no", "--durations=0", "tests/test_host_run.py"]
     repo = shlex.quote(str(paths.REPO))
     return "\n".join([guest_file("hostroot.sh"), f"hostroot_mount {TAG}",
                       f"hostroot_keep {repo}",      # a checkout under /tmp (CI's clone)

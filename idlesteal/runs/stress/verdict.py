@@ -149,9 +149,9 @@ def evaluate(sections: dict[str, str], p: Params) -> Verdict:
     v.counts["affinity_runs"] = len(aruns)
     v.counts["wakelat_runs"] = len([r for r in runs if r.kind == "WAKELAT"])
     v.counts["wakelat_fails"] = c("wakelat", "fails")
-    wruns = [r for r in runs if r.kind == "WAKELAT" and r.result]
-    if wruns:
-        v.counts["wakelat_max_ms"] = max(r.result.get("lat_max_us", 0) for r in wruns) // 1000
+    wmax = [(r.result or {}).get("lat_max_us", 0) for r in runs if r.kind == "WAKELAT"]
+    if wmax:
+        v.counts["wakelat_max_ms"] = max(wmax) // 1000
     stalls = [ln.strip() for ln in sections.get("wakelat", "").splitlines()
               if ln.startswith("STALL worker")]
     if stalls:
