@@ -60,6 +60,9 @@ def test_modes():
 def test_buffer_is_capped_at_a_quarter_of_guest_memory():
     assert tracerun.buffer_kb(8, 1024) == tracerun.DEFAULT_KB          # 64 MB of 1 GB
     assert tracerun.buffer_kb(64, 1024) == 1024 * 1024 // (4 * 64)     # 4 MB each
+    assert tracerun.buffer_kb(2, 1024) == tracerun.TOTAL_KB // 2        # 1x1x2: 32 MB each
+    assert tracerun.buffer_kb(16, 2048) == tracerun.DEFAULT_KB          # 2x4x2 unchanged
+    assert tracerun.buffer_kb(2, 64) == 64 * 1024 // 8                  # a quarter of 64 MB
     assert tracerun.setup(8, 1024) == [f"trace_setup {tracerun.DEFAULT_KB}"]
 
 
