@@ -60,7 +60,6 @@ struct worker {
 
 struct messenger {
 	int pending;			/* futex word: workers still busy */
-	int index;			/* its workers are ws[index * nwork ...] */
 	int stop;			/* workers must exit */
 	int stalled;
 	uint64_t requests;
@@ -72,6 +71,7 @@ static int nmess = 2, nwork = 4;
 static long work_ns = 50000;
 static uint64_t deadline_ns;
 static uint64_t grace_ns = 10000000000ull;	/* -g */
+static struct worker *ws;		/* all workers, nwork per messenger */
 
 static uint64_t now_ns(void)
 {
@@ -172,7 +172,7 @@ static void read_task_file(pid_t tid, const char *file, char *buf, size_t len)
  * 3 and 39 of stat, which follow the 1st and the 37th space after the ")"
  * that ends the name) and schedstat's "run_ns wait_ns timeslices".
  */
-static void report_stalled(const struct worker *w, int index, uint64_t now)
+static void report_stalled(const struct worker *w, uint64_t now)
 {
 	char stat[1024], sched[128], state = '?';
 	const char *p;
@@ -190,7 +190,7 @@ static void report_stalled(const struct worker *w, int index, uint64_t now)
 			cpu = atoi(p + 1);
 	}
 	printf("STALL worker %d tid %d: woken %.1f s ago, state %c, cpu %d,"
-	       " schedstat [%s]\n", index, (int)tid, (now - w->wake_ns) / 1e9,
+	       " schedstat [%s]\n", (int)(w - ws), (int)tid, (now - w->wake_ns) / 1e9,
 	       state, cpu, sched[0] ? sched : "unreadable");
 }
 
@@ -217,8 +217,7 @@ static void *messenger_fn(void *arg)
 				for (i = 0; i < nwork; i++)
 					if (__atomic_load_n(&m->workers[i].state,
 							    __ATOMIC_ACQUIRE) == RUN)
-						report_stalled(&m->workers[i],
-							       m->index * nwork + i, t);
+						report_stalled(&m->workers[i], t);
 				goto out;
 			}
 		}
@@ -280,7 +279,6 @@ int main(int argc, char **argv)
 {
 	double seconds = 5, elapsed;
 	struct messenger *ms;
-	struct worker *ws;
 	static uint64_t hist[NBUCKETS];
 	uint64_t requests = 0, samples = 0, max_us = 0, start, p50, p99, p999;
 	struct timespec dl;
@@ -316,7 +314,6 @@ int main(int argc, char **argv)
 	start = now_ns();
 	deadline_ns = start + (uint64_t)(seconds * 1e9);
 	for (i = 0; i < nmess; i++) {
-		ms[i].index = i;
 		ms[i].workers = &ws[i * nwork];
 		for (j = 0; j < nwork; j++) {
 			ws[i * nwork + j].m = &ms[i];
