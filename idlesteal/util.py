@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping, Sequence
 
 
 class HarnessError(RuntimeError):
@@ -70,6 +72,48 @@ class Stopwatch:
 
     def elapsed(self) -> float:
         return time.monotonic() - self.t0
+
+
+# A file that each build step (kernel, source, tree, pahole, loader, peer)
+# appends "name<TAB>seconds<TAB>ok|failed" to; `.ci/run` sets it and prints
+# the table at the end, so a slow new build shows itself in CI's log.
+STEP_LOG_ENV = "IDLESTEAL_STEP_LOG"
+
+
+@contextmanager
+def step(name: str) -> Iterator[None]:
+    """Time one build step into $IDLESTEAL_STEP_LOG (nothing when unset)."""
+    sw = Stopwatch()
+    outcome = "failed"
+    try:
+        yield
+        outcome = "ok"
+    finally:
+        path = os.environ.get(STEP_LOG_ENV)
+        if path:
+            with open(path, "a") as f:
+                f.write(f"{name}\t{sw.elapsed():.0f}\t{outcome}\n")
+
+
+def step_table(text: str) -> str:
+    """The step log as a table: one line per step name in first-seen order,
+    its calls, total seconds and failures, then the sum."""
+    rows: dict[str, list[int]] = {}
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) != 3 or not parts[1].isdigit():
+            raise ParseError(f"step log line {line!r} is not name<TAB>seconds<TAB>outcome")
+        r = rows.setdefault(parts[0], [0, 0, 0])
+        r[0] += 1
+        r[1] += int(parts[1])
+        r[2] += parts[2] != "ok"
+    width = max([len(n) for n in rows] + [4])
+    out = [f"{'step':<{width}}  calls  seconds  failed"]
+    out += [f"{n:<{width}}  {c:5d}  {s:7d}  {f:6d}" for n, (c, s, f) in rows.items()]
+    out.append(f"{'all steps':<{width}}  {sum(r[0] for r in rows.values()):5d}  "
+               f"{sum(r[1] for r in rows.values()):7d}  {sum(r[2] for r in rows.values()):6d}")
+    return "\n".join(out)
+
 
 MATPLOTLIB_FIX = ("run the harness with Debian's /usr/bin/python3 (`/usr/bin/python3 -m "
                   "idlesteal ...` or `make ...`) and install python3-matplotlib "

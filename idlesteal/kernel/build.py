@@ -38,7 +38,7 @@ from typing import Iterator
 
 from .. import bases, paths
 from . import kconfig, pahole, tree
-from ..util import HarnessError, Stopwatch, log, run
+from ..util import HarnessError, Stopwatch, log, run, step
 
 VARIANTS_FILE = "variants"
 
@@ -274,7 +274,7 @@ def build(variant: str = "base", src: Path | None = None, obj: Path | None = Non
     obj = obj or obj_for(variant)
     frags = fragments_for(variant)
     base = tuple(base_targets(variant))
-    with build_lock():
+    with build_lock(), step(f"kernel {bases.current().name} {variant}"):
         sw = Stopwatch()
         # Kernel BTF (sched_ext) needs a newer pahole than Debian 12's.
         make_vars = tuple(pahole.make_args(frags))

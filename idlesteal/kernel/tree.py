@@ -23,7 +23,7 @@ from pathlib import Path
 from .. import bases, paths
 from . import source
 from .source import SourceInfo
-from ..util import HarnessError, log, run
+from ..util import HarnessError, log, run, step
 
 BASE_TAG = "base"
 IDENT_NAME = "idlesteal"
@@ -313,9 +313,10 @@ def prepare(force: bool = False) -> dict:
     """Fetch the source, create build/linux if needed and make its HEAD
     base + the base's series (patches/series for the default base);
     returns describe() of the tree."""
-    info = source.fetch()
-    create_tree(info)
-    n = apply_series(force=force)
+    with step(f"prepare {bases.current().name}"):
+        info = source.fetch()
+        create_tree(info)
+        n = apply_series(force=force)
     desc = describe()
     log(f"tree {paths.tree_dir()} at {desc['head'][:12]}: base + {len(desc['commits'])} "
         f"patch(es) ({n} applied now), Debian {info.package} {info.version}")

@@ -34,9 +34,9 @@ import subprocess
 from pathlib import Path
 
 from ..kernel import build
-from .. import paths
+from .. import bases, paths
 from . import peers
-from ..util import HarnessError, Stopwatch, log, sha256_file
+from ..util import HarnessError, Stopwatch, log, sha256_file, step
 
 VARIANT = "scx"
 CLANG = "clang-19"
@@ -74,6 +74,11 @@ def binary(name: str, variant: str = VARIANT) -> Path:
 def build_schedulers(variant: str = VARIANT, names: tuple[str, ...] = SCHEDULERS,
                      verbose: bool = False) -> dict[str, Path]:
     """Build the schedulers for variant; name -> binary."""
+    with step(f"schedulers {bases.current().name} {variant}"):
+        return _build_schedulers(variant, names, verbose)
+
+
+def _build_schedulers(variant: str, names: tuple[str, ...], verbose: bool) -> dict[str, Path]:
     obj = paths.obj_dir(variant)
     vmlinux = obj / "vmlinux"
     if not vmlinux.exists():

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..kernel import build
 from .. import paths
-from ..util import HarnessError, Stopwatch, log, output
+from ..util import HarnessError, Stopwatch, log, output, step
 
 # Pinned: the latest releases on crates.io on 2026-11-23, all on
 # scx_utils 1.1.4 and libbpf-rs 0.27.2.
@@ -124,9 +124,11 @@ def ensure(names: tuple[str, ...] = tuple(PEERS), verbose: bool = False) -> dict
             sw = Stopwatch()
             logfile = root() / f"build-{n}.log"
             log(f"cargo install {n} {PEERS[n]} (target dir {target_dir()}), log {logfile}")
-            build.run_make([str(exe), "install", "--locked", "--force", "--version", PEERS[n],
-                            "--root", str(root()), "--target-dir", str(target_dir()), n],
-                           env, logfile, verbose, step=COMPILING)
+            with step(f"peer {n}"):
+                build.run_make([str(exe), "install", "--locked", "--force", "--version",
+                                PEERS[n], "--root", str(root()), "--target-dir",
+                                str(target_dir()), n],
+                               env, logfile, verbose, step=COMPILING)
             log(f"{n} {PEERS[n]} ready in {sw.elapsed():.0f} s")
     bins = {n: binary(n) for n in names}
     have = installed_versions()

@@ -82,6 +82,7 @@ def inside() -> vm.RunResult:
     return boot(kernel, image.build_base())
 
 
+@pytest.mark.full          # ~8-20 min of TCG: make test-full (docs/timings.md)
 def test_host_mode_tests_pass_inside_a_guest_with_the_series_and_sched_ext(inside):
     out = re.sub(r"\x1b\[[0-9;]*m", "", inside.sections["pytest"])
     m = re.search(r"(\d+) passed(?:, (\d+) skipped)? in ", out)

@@ -14,6 +14,7 @@ benchmark (docs/scx.md).
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,21 @@ from .conftest import kernel_for, no_build
 pytestmark = pytest.mark.guest
 
 HB = "hackbench -g 4 -l 100 >/dev/null"
+
+
+def peers_under_test() -> tuple[str, ...]:
+    """IDLESTEAL_TEST_PEERS: the peers this boot loads, comma-separated
+    (`make test`: scx_p2dq, which the side by side below needs too); unset,
+    empty or "all": every peer (`make test-full`)."""
+    env = os.environ.get("IDLESTEAL_TEST_PEERS", "").strip()
+    if env in ("", "all"):
+        return tuple(peers.PEERS)
+    names = tuple(n.strip() for n in env.split(",") if n.strip())
+    peers.check_names(names)
+    return names
+
+
+TEST_PEERS = peers_under_test()
 PACKAGING = scx.OWN_DIR / "packaging"
 SERVICE_OPTIONS = "/etc/default/scx_idlesteal"
 # the image's copy of the packaged options file (the service section reads it)
@@ -129,7 +145,7 @@ section {name}
 scx_start /tmp/{name}.log {name}
 {HB}
 scx_stop
-""" for name in peers.PEERS)
+""" for name in TEST_PEERS)
 
 
 @dataclass
@@ -143,10 +159,10 @@ def scx_guest() -> ScxGuest:
     kernel = kernel_for(scx.VARIANT)
     if no_build():
         bins = {n: scx.binary(n) for n in scx.SCHEDULERS}
-        bins.update({n: peers.binary(n) for n in peers.PEERS})
+        bins.update({n: peers.binary(n) for n in TEST_PEERS})
     else:
         bins = scx.build_schedulers()
-        bins.update(peers.ensure())
+        bins.update(peers.ensure(TEST_PEERS))
     return ScxGuest(kernel, image.build_base(files=scx.image_files(bins) + SERVICE_FILES))
 
 
@@ -264,7 +280,7 @@ def test_idlesteal_survives_hotplug(scx_run):
     assert int(scx.final_stats(text)["steals"]) > 0
 
 
-@pytest.mark.parametrize("name", list(peers.PEERS))
+@pytest.mark.parametrize("name", list(TEST_PEERS))
 def test_peer_loads_and_unloads(scx_run, name):
     got = lines(scx_run, name)
     ops = next((l.split()[1] for l in got if l.startswith("ops ")), "")
