@@ -12,7 +12,7 @@ import argparse
 
 from ..runs import asym
 from .. import paths
-from ..kernel import build, source, tree
+from ..kernel import build, fixes, source, tree
 from ..guest import image, topology
 from . import opts
 
@@ -87,4 +87,6 @@ def cmd_export(a: argparse.Namespace) -> int:
     print(f"exported {len(series)} patch(es) to {paths.patches_dir()}")
     for s in series:
         print(f"  {s}")
+    for f in fixes.export():
+        print(f"exported the fix sent on its own: {f.relative_to(paths.REPO)}")
     return 0

@@ -40,9 +40,9 @@ SUBJECT_PREFIX = "RFC PATCH v7"
 # a comment, so the tree still gets them) instead of the numbered series.
 SEPARATE_SUBJECTS: tuple[str, ...] = (
     "sched/fair: Pick a stable CPU of an idle SMT core in select_idle_capacity()",
-    # issue 30: it removed none of the arrival waste it was for (results/v7/)
+    # it removed none of the arrival waste it was for (results/v7/)
     "sched/fair: Kick an idle CPU of the LLC when a CPU becomes overloaded",
-    # measurement only, never posted: why idle entries pull nothing (issue 19, section 4)
+    # measurement only, never posted: why idle entries pull nothing
     "sched/debug: Count why newidle balancing leaves a CPU idle",
 )
 # Recipients of the series: the SCHEDULER entry of the 7.2 tree's MAINTAINERS

@@ -14,7 +14,9 @@ from idlesteal.kernel import build
 from idlesteal import paths
 from idlesteal.runs import stress
 
-pytestmark = pytest.mark.guest
+# The debug kernel (KASAN, lockdep) costs ~12 min cold on the 2-core host
+# and the two runs ~4 more: make test-full (or make stress-short), not CI.
+pytestmark = [pytest.mark.guest, pytest.mark.full]
 
 
 @pytest.fixture(scope="session")
