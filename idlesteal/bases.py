@@ -14,8 +14,8 @@ itself (nothing that existed before bases moves), any other base lives in
 `patches`: the base's own series, a directory of the repository holding
 `git format-patch` output, its `series` file and cover letter, exported from
 that base's tree (`idlesteal --base B export`): `patches/` for the default
-base, `patches/ports/<name>/` for a port (7.3: the rebase, 6.12: the backport;
-issue 22).  None for a base the series does not apply to: it builds
+base, `patches/ports/<name>/` for a port (7.3: the rebase, 6.12: the
+backport).  None for a base the series does not apply to: it builds
 without it (its `variants.<name>` file lists what can be built there).
 """
 from __future__ import annotations

@@ -75,7 +75,7 @@ def _check_suite_host(a: argparse.Namespace, path: Path) -> None:
 def _summary_of(entries: list[suite.Entry], selected: list[suite.Entry], outdir: Path
                 ) -> tuple[str, Path, Path]:
     """suite.write_summary() of every entry's results, with "not run yet"
-    naming only the `selected` entries' missing ones (issue 19)."""
+    naming only the `selected` entries' missing ones."""
     if selected == entries:
         return suite.write_summary(entries, outdir)
     rows, _ = suite.summary_rows(entries, outdir)

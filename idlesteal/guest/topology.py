@@ -130,7 +130,7 @@ PRESETS: dict[str, Preset] = {p.name: p for p in [
            about="many small LLCs, AMD-style: 2 sockets x 4 dies (one L3 each) x 4 cores x "
            "2 threads, 2 nodes"),
     # 8llc scaled to what a 2-core host runs in minutes: more LLCs than
-    # nodes, small ones (issue 30's many-LLC cell for the kick).
+    # nodes, small ones (the many-LLC cell of the kick's measure).
     Preset("4llc", 2, 2, 2, dies=2, nodes=2, mem_mb=2048,
            cpu_model="max,vendor=GenuineIntel",
            about="8llc scaled down: 2 sockets x 2 dies (one L3 each) x 2 cores x 2 threads, "

@@ -25,13 +25,14 @@ FIXES: dict[str, str] = {
     "sched/core: Do not strand a task outside its new affinity on CPU hotplug":
         "workloads/setaffinity_race.c",
 }
-# The fix goes to the scheduler maintainers (MAINTAINERS, SCHEDULER) and the
-# people whose earlier reports or patches it builds on (its Link: tags).
+# The fix goes to the series' recipients less the authors of the series'
+# earlier versions (the fix is not theirs), and to the people whose earlier
+# report or patch it builds on (its Link: tags).
 TO: tuple[str, ...] = tree.POST_TO
+SERIES_AUTHORS = ("Steve Sistare <steven.sistare@oracle.com>",
+                  "Chen Jinghuang <chenjinghuang2@huawei.com>")
 CC: tuple[str, ...] = (
-    "Dietmar Eggemann <dietmar.eggemann@arm.com>", "Steven Rostedt <rostedt@goodmis.org>",
-    "Ben Segall <bsegall@google.com>", "Mel Gorman <mgorman@suse.de>",
-    "Valentin Schneider <vschneid@redhat.com>", "K Prateek Nayak <kprateek.nayak@amd.com>",
+    *[c for c in tree.POST_CC if c not in SERIES_AUTHORS and "vger" not in c],
     "Will Deacon <will@kernel.org>", "Sebastian Andrzej Siewior <bigeasy@linutronix.de>",
     "linux-kernel@vger.kernel.org",
 )

@@ -1,4 +1,4 @@
-"""The wasted-CPU-time measure of one guest run (issue 19, docs/waste.md).
+"""The wasted-CPU-time measure of one guest run (docs/waste.md).
 
 Guest side: helpers.sh's trace_setup / trace_on / trace_off / trace_dump
 trace the scheduler events idlesteal/measure/waste/ reads into tracefs' per-CPU

@@ -69,7 +69,7 @@ WASTE_KEYS: dict[str, tuple[str, Any]] = {
     "p50_us": ("p50 us", lambda w: w["percentiles_us"]["p50"]),
     "p99_us": ("p99 us", lambda w: w["percentiles_us"]["p99"]),
 }
-# The migration lines under it (issue 20): key -> (heading, value of one run's
+# The migration lines under it: key -> (heading, value of one run's
 # Waste.as_dict()); counts per CPU-second of the run's window.
 MIGRATION_KEYS: dict[str, tuple[str, Any]] = {
     "migrations_waiting_per_cpu_s": ("migrations of waiting tasks /CPU-s",

@@ -1,4 +1,4 @@
-"""Wasted CPU time from a scheduler trace (issue 19, the split of issue 30).
+"""Wasted CPU time from a scheduler trace (docs/waste.md).
 
 Input: the text of /sys/kernel/tracing/trace (or trace_pipe) with the
 events sched_switch, sched_waking, sched_wakeup, sched_wakeup_new,
@@ -40,7 +40,7 @@ The model (guest time, nanoseconds inside, seconds outside):
   wakeup becoming busy).  Episodes of zero length are dropped.
 * Run delay: the total time tasks spent WAITING (every waiting task,
   wherever it waits).
-* Migrations (issue 20): every sched_migrate_task inside the window of a
+* Migrations: every sched_migrate_task inside the window of a
   task that is not a per-CPU kthread (by name, as for affinity) and not
   the idle task.  A *waiting-task move* is one of a task that was WAITING
   when it was moved (a pull by the load balancer, newidle balance, a

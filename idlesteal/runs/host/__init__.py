@@ -1,4 +1,4 @@
-"""Host mode (issue 29): the bench on the machine you are on, no VM.  The
+"""Host mode: the bench on the machine you are on, no VM.  The
 same script bench.script() writes for a guest runs here under /bin/sh with
 the same helpers, and its output is measured by the same
 bench/tracerun/report code; what differs is only around it.  By concern,

@@ -43,7 +43,7 @@ CONTENDERS: dict[str, Contender] = {c.name: c for c in [
     Contender("scx_idlesteal-nosteal", ("NO_STEAL",), ("scx_idlesteal", "-o"), "idlesteal"),
     Contender("scx_idlesteal-node", ("NO_STEAL",), ("scx_idlesteal", "-n"), "idlesteal"),
     Contender("scx_idlesteal-nokick", ("NO_STEAL",), ("scx_idlesteal", "-k"), "idlesteal"),
-    # kicks any idle CPU, not a fully idle core first (issue 21: results/scx/whole-core/)
+    # kicks any idle CPU, not a fully idle core first (results/scx/whole-core/)
     Contender("scx_idlesteal-anycpu", ("NO_STEAL",), ("scx_idlesteal", "-c"), "idlesteal"),
     # fixed slices and no wakeup preemption: scx_idlesteal before its latency story
     Contender("scx_idlesteal-fixed", ("NO_STEAL",), ("scx_idlesteal", "-f", "-p"), "idlesteal"),
