@@ -48,7 +48,7 @@ ASYM_ARGS ?=
 
 .PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference offcost stress bench-scale \
 	stress-short kcsan export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench scx \
-	bench-scx bench-ports test-ports test-full install-scx
+	bench-scx bench-ports test-ports test-full install-scx tables
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -159,7 +159,7 @@ bench: deps
 	$(MAKE) --no-print-directory bench-scx
 	$(MAKE) --no-print-directory bench-ports
 
-# One A/B line per port base (issue 22), for a distro engineer on the kernel
+# One A/B line per port base, for a distro engineer on the kernel
 # they carry: hackbench NO_STEAL against STEAL on 2x2x2, interleaved in one
 # boot of each base's steal kernel.  Results: results/ports/<base>/hackbench.*.
 PORTS_BENCH_REPS ?= 5
@@ -193,6 +193,11 @@ bench-scale: deps
 COMPARE_OLD ?= HEAD:results/summary.json
 compare:
 	$(IDLESTEAL) compare $(COMPARE_OLD) results/summary.json --old-name committed --new-name this-run
+
+# The tables of results/README.md and patches/cover-letter.txt, from the
+# committed JSONs (after a run that rewrote them; `make unit` checks them).
+tables:
+	$(IDLESTEAL) tables
 
 bench-suite: deps
 	$(IDLESTEAL) kernel --variant $(BENCH_VARIANT)

@@ -86,6 +86,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("compare", "two suite summaries side by side: did the second run "
             "reproduce the first?", bench.add_compare_opts, bench.cmd_compare,
             bench.check_compare),
+    Command("tables", "write the results tables of results/README.md and the cover "
+            "letter from the committed JSONs (--check: say which differ)",
+            bench.add_tables_opts, bench.cmd_tables, bench.check_tables),
     Command("export", "write the tree's commits to the base's series directory "
             "(patches/, a port's patches/ports/BASE/)", opts.none, kernel.cmd_export),
 )

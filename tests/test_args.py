@@ -232,6 +232,8 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("compare", "--new-name"): bad(NAME, "{summary}", "{summary}"),
     ("compare", "--out"): bad(["", "{dir}", "/nonexistent/dir/x", "{dir}/"],
                               "{summary}", "{summary}"),
+    ("tables", "--check"): FLAG,
+    ("tables", "--print"): bad(["", "nope", "../x"]),
 }
 
 
@@ -359,7 +361,7 @@ def test_unknown_option_is_refused_in_one_line(sandbox, capsys, command):
     assert "unrecognized arguments: --nope=1" in line or "arguments are required" in line
 
 
-# ---------------------------------------------------------------- the issue's four, for real
+# ---------------------------------------------------------------- four bad arguments, for real
 
 @pytest.mark.parametrize("argv,where", [
     (["bench", "--a", "FOO"], "argument --a: invalid value 'FOO'"),
@@ -379,7 +381,7 @@ def test_python_m_idlesteal_refuses_before_any_build(tmp_path, argv, where):
 
 
 def test_summary_only_lists_as_not_run_only_the_presets_asked_for(tmp_path, capsys):
-    """suite --summary-only --presets P (issue 19): every result's rows, and
+    """suite --summary-only --presets P: every result's rows, and
     "not run yet" names P's missing entries only."""
     f = tmp_path / "two.suite"
     f.write_text("1x1x2 hackbench 1 10\n2x2x2 hackbench 1 10\n2x2x2 wakelat 1 1\n")

@@ -41,7 +41,7 @@ def test_default_base_is_the_series_base():
     assert d.patches == "patches"                    # patches/ as before bases
     assert (d.package, d.version, d.sha256, d.suite) == (
         source.PACKAGE, source.PINNED_VERSION, source.PINNED_SHA256, source.SUITE)
-    # 7.3 has the rebase, 6.12 the backport (issue 22).
+    # 7.3 has the rebase, 6.12 the backport.
     assert {b.name: b.patches for b in bases.BASES.values()} == {
         "7.3": "patches/ports/7.3", "7.2": "patches", "6.12": "patches/ports/6.12"}
     assert [b.name for b in bases.BASES.values() if b.series] == ["7.3", bases.DEFAULT, "6.12"]

@@ -118,7 +118,7 @@ def test_scaled_down_many_llc_preset():
 @pytest.mark.parametrize("name", ["seed160", "8llc"])
 def test_big_presets_skip_the_delay_loop_calibration(name):
     """Every secondary CPU would run calibrate_delay_direct() for seconds under
-    TCG (issue: seed160 had not booted after 10 minutes)."""
+    TCG (seed160 had not booted after 10 minutes)."""
     p = topology.get(name)
     cmd = p.qemu_command(Path("/k"), Path("/i"), Path("/c"), Path("/o"), [])
     append = cmd[cmd.index("-append") + 1]

@@ -1,4 +1,4 @@
-"""Migrations, waiting-task moves and bounces (issue 20) on synthetic ftrace
+"""Migrations, waiting-task moves and bounces on synthetic ftrace
 text, with the answers worked out by hand; the helpers and the 2x2x2
 topology of tests/test_waste.py (times in microseconds)."""
 from __future__ import annotations

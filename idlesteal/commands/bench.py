@@ -14,8 +14,9 @@ from pathlib import Path
 
 from ..runs import bench, collect, host, kernels
 from .. import paths
-from ..report import compare, estimate
+from ..report import compare, estimate, generated, tables
 from ..guest import image, topology
+from ..kernel import tree
 from ..measure import workload
 from . import args, common, opts
 from .args import UsageError
@@ -223,4 +224,41 @@ def cmd_compare(a: argparse.Namespace) -> int:
     if a.out:
         Path(a.out).write_text(f"# idlesteal compare {a.old} {a.new}\n" + text)
         print(f"wrote {a.out}")
+    return 0
+
+
+def add_tables_opts(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--check", dest="check_only", action="store_true",
+                    help="write nothing; exit 1 naming each table whose text in "
+                    + " or ".join(generated.DOCUMENTS) + " differs from its data")
+    sp.add_argument("--print", dest="show", metavar="NAME", default=None,
+                    help="print one table (" + ", ".join(generated.TABLES) + ")")
+
+
+def check_tables(a: argparse.Namespace) -> None:
+    if a.show is not None and a.show not in generated.TABLES:
+        raise UsageError("--print", a.show, "one of " + ", ".join(generated.TABLES))
+    if a.show is not None and a.check_only:
+        raise UsageError("--print", a.show, "no --check with it (one table printed, none checked)")
+
+
+def cmd_tables(a: argparse.Namespace) -> int:
+    root = paths.REPO
+    if a.show:
+        print(generated.build(a.show, root).text(), end="")
+        return 0
+    if a.check_only:
+        bad = generated.stale(root)
+        for s in bad:
+            print(f"{s.document}: table {s.table} differs from its data "
+                  f"(run `{tables.COMMAND}`)")
+        if not bad:
+            n = sum(len(v) for v in generated.marked(root).values())
+            print(f"tables: the {n} generated tables match their data")
+        return 1 if bad else 0
+    for s in generated.write(root):
+        print(f"wrote table {s.table} in {s.document}")
+    if tree.refresh_cover(paths.patches_dir()):
+        print(f"wrote the cover letter's text into {paths.patches_dir() / tree.COVER_LETTER}")
+    print("tables: up to date")
     return 0

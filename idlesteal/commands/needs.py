@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "collect": ("scipy", "matplotlib"),
     "kernels": ("scipy",),
     "asym-bench": ("scipy",),
+    "tables": ("scipy",),
 }
 
 

@@ -30,6 +30,9 @@ IDENT_NAME = "idlesteal"
 IDENT_EMAIL = "idlesteal@localhost"
 COVER_LETTER = "0000-cover-letter.patch"
 COVER_TEXT = "cover-letter.txt"
+# cover-letter.txt marks the tables `idlesteal tables` writes with lines
+# "[table NAME]" and "[end table NAME]"; the exported letter leaves them out.
+COVER_TABLE_MARK = re.compile(r"^\[(end )?table [\w-]+\]$")
 # The series revision in every subject ("[RFC PATCH v6 03/11] ..."); bump it
 # with each posting of a reworked series.  v6 continues the upstream lineage
 # (Steve Sistare's v1-v4, Chen Jinghuang's v5).
@@ -382,6 +385,7 @@ def cover_text(pdir: Path) -> tuple[str, str] | None:
     txt = pdir / COVER_TEXT
     if txt.exists():
         subject, _, blurb = txt.read_text().partition("\n")
+        blurb = "\n".join(line for line in blurb.split("\n") if not COVER_TABLE_MARK.match(line))
         return subject.strip(), blurb.strip("\n")
     cl = pdir / COVER_LETTER
     if cl.exists():
@@ -389,6 +393,22 @@ def cover_text(pdir: Path) -> tuple[str, str] | None:
         if subject and "*** SUBJECT HERE ***" not in subject:
             return subject, blurb
     return None
+
+
+def refresh_cover(pdir: Path) -> bool:
+    """Put cover-letter.txt's text into an exported 0000-cover-letter.patch
+    in place of the text it has, as `export` would (the rest of the letter,
+    the diffstat, comes from the tree and is left as it is).  Returns
+    whether the file changed; False too when there is no letter to refresh."""
+    cl, keep = pdir / COVER_LETTER, cover_text(pdir)
+    if not cl.exists() or keep is None or not (pdir / COVER_TEXT).exists():
+        return False
+    text = cl.read_text()
+    _, old = split_cover(text)
+    if not old or text.count(old) != 1 or old == keep[1]:
+        return False
+    cl.write_text(text.replace(old, keep[1]))
+    return True
 
 
 def export(tree: Path | None = None, pdir: Path | None = None) -> list[str]:

@@ -173,3 +173,45 @@ def median_ratio(num: Sequence[float], den: Sequence[float], confidence: float =
     else:
         p = float(_scipy_stats().mannwhitneyu(num, den, alternative="two-sided").pvalue)
     return MedianRatio(r, low, high, p)
+
+
+def holm(ps: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of a family of p-values: the adjusted p
+    of the k-th smallest is max over j <= k of (m - j + 1) * p_(j), capped
+    at 1, so "adjusted p < alpha" controls the family-wise error rate at
+    alpha for any dependence between the tests.  A nan p (no test) keeps
+    nan and does not count in m."""
+    idx = sorted((i for i, p in enumerate(ps) if not math.isnan(p)), key=lambda i: ps[i])
+    out = [math.nan] * len(ps)
+    running = 0.0
+    for rank, i in enumerate(idx):
+        running = max(running, min(1.0, (len(idx) - rank) * ps[i]))
+        out[i] = running
+    return out
+
+
+@dataclass
+class Difference:
+    value: float           # mean(a) - mean(b)
+    low: float
+    high: float
+    p: float               # Welch
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+
+def difference(a: Sequence[float], b: Sequence[float], confidence: float = 0.95) -> Difference:
+    """mean(a) - mean(b) with its Welch interval and p: what "no difference
+    detected" is stated with (the interval's half-width is the resolution)."""
+    d = mean(a) - mean(b)
+    na, nb = len(a), len(b)
+    if na < 2 or nb < 2:
+        return Difference(d, math.nan, math.nan, math.nan)
+    va, vb = stdev(a) ** 2 / na, stdev(b) ** 2 / nb
+    if va + vb == 0:
+        return Difference(d, d, d, 0.0 if d else 1.0)
+    df = _welch_df(va, vb, na, nb) if va and vb else (na - 1 if va else nb - 1)
+    h = t_ppf(0.5 + confidence / 2.0, df) * math.sqrt(va + vb)
+    return Difference(d, d - h, d + h, welch(a, b).p)

@@ -1,4 +1,4 @@
-"""The guest that plays the server (issue 29, test 5b; docs/host.md): the scx
+"""The guest that plays the server (docs/host.md): the scx
 kernel (the series and sched_ext) boots with this machine's userland shared
 read-only over virtio-9p (vm.Share, configs/virtfs.config), chroots into it
 (idlesteal/guest/hostroot.sh) and runs host mode's own end-to-end tests,

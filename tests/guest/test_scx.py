@@ -1,4 +1,4 @@
-"""sched_ext in the guest (issue: sched_ext side by side): the `scx` kernel
+"""sched_ext in the guest: the `scx` kernel
 variant boots with sched_ext, the kernel's scx_simple and our scx_idlesteal
 load and unload, scx_idlesteal steals with stealing on and not with it off
 (at start or switched at run time), kicks no idle CPU with -k, keeps every task inside its affinity,

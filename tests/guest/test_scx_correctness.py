@@ -1,5 +1,5 @@
-"""scx_idlesteal's correctness fixes (issue 21, section 1), in one 2x2x2 boot
-of the `scx` kernel (docs/scx.md, "Correctness tests"):
+"""scx_idlesteal's correctness fixes, in one 2x2x2 boot
+of the `scx` kernel (docs/scx.md, "Correctness"):
 
 * sync wakeups: a task pinned to a CPU where a pipe ping-pong runs gets its
   turn (workloads/syncpin.c: worst wakeup delay under 2 s over 8 s), with
@@ -31,7 +31,7 @@ of the `scx` kernel (docs/scx.md, "Correctness tests"):
   NEWC_SECONDS s (fair: 0.5).  A task kept running at a slice end is not
   started again, so a clock moved only by starting tasks stayed where the
   first 8 left it, and the newcomers, placed by it, had their CPUs to
-  themselves (0.91-0.98; results/scx/wake-clock/exp22.sh);
+  themselves (0.91-0.98; experiments/2026-11-26-scx-wake-clock/exp22.sh);
 * an affinity change on a queued task (workloads/affmove.c, 200 ms slices):
   the idle CPU of its new mask takes it at once in most rounds.  Before, the
   fallback claimed that CPU's idle bit without kicking it, so it stayed
@@ -169,9 +169,9 @@ CGW_EXTREME_RATIO_MIN = 10
 # a slice behind the global clock it waited for the 1 s starvation limit
 # at every wakeup (median 0.47-1.03 s), and the watchdog work with it (one
 # ejection in `.ci/run`); placed by its CPU's clock 0.13-0.24 ms, EEVDF
-# 0.15-0.20 ms (2x2x2, build/issue21-wd, 2026-11-26); by the global clock
+# 0.15-0.20 ms (2x2x2, 2026-11-26); by the global clock
 # moved a quarter slice at most per task (advance_clock()), 0 in all
-# 7 trials (results/scx/wake-clock/, exp21-exp22).
+# 7 trials (experiments/2026-11-26-scx-wake-clock/, exp21-exp22).
 ROOT_SLEEPER_PERIOD_US = 100000
 ROOT_SLEEPER_P50_MAX_US = 100000
 # Nested cgroups: a (100) with children a/x (100) and a/y (300), beside b

@@ -1,4 +1,4 @@
-"""scx_idlesteal's latency (issue 21, section 2 "Latency"), in one 2x2x2
+"""scx_idlesteal's latency, in one 2x2x2
 boot of the `scx` kernel (docs/scx.md, "Latency"):
 
 a periodic sleeper (workloads/sleeplat.c: clock_nanosleep to absolute times

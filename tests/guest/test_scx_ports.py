@@ -1,4 +1,4 @@
-"""scx_idlesteal on the other kernel bases (issue 22): the `scx` variant of
+"""scx_idlesteal on the other kernel bases (docs/ports.md): the `scx` variant of
 a port (configs/variants.<base>: guest.config + scx.config, no
 steal.config; on Debian's source as fetched, or on 7.3 the series' tree
 with STEAL off at boot), scx_simple and scx_idlesteal

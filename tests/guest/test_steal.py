@@ -1,4 +1,4 @@
-"""The series, proven in a booted guest (issue: the series, "Proof").
+"""The series, proven in a booted guest.
 
 One 2x2x2 boot runs the KUnit suite at boot and then hackbench with STEAL,
 NO_STEAL and STEAL again (toggled at run time through debugfs), an affinity
@@ -99,7 +99,7 @@ def test_schedstat_stays_at_17_steal_fields_in_debugfs(steal_run):
 
 
 def test_steal_is_off_by_default_and_steals_when_on(steal_run):
-    """Series v3: STEAL is off at boot (issue 20, section 2); since v7 (the
+    """Series v3: STEAL is off at boot; since v7 (the
     pull inside newidle balancing) it is the only switch: no NI_STEAL."""
     default = steal_run.sections["features_default"].split()
     assert "NO_STEAL" in default and "STEAL_HOT" in default

@@ -1,5 +1,5 @@
 """The series proven on another kernel base that has a series of its own
-(issue 22: 7.3's rebase, patches/ports/7.3/): tests/guest/test_steal.py's
+(7.3's rebase, patches/ports/7.3/): tests/guest/test_steal.py's
 boots and checks, run against that base's `steal` kernel
 (configs/variants.<base>: the series with its KUnit suites) -- KUnit at
 boot, steals with STEAL and none with NO_STEAL, the steal statistics and
@@ -11,7 +11,7 @@ Markers `ports` and `proof`: `make test BASE=7.3` (`make test-ports`) runs
 it for that base, and the default `make test` (CI) runs it for every port
 base of PROOF_BASES (`-m "not ports or proof"`, IDLESTEAL_PROOF_BASES),
 after test_steal.py on the default base: that port's steal kernel is built
-and proven in CI (issue 22 item 5); test_scx_ports.py, and the proof of
+and proven in CI; test_scx_ports.py, and the proof of
 the ports CI leaves out, stay in `make test-ports`.  The bases run
 are IDLESTEAL_BASE's when it names one other than the default (skipped
 where that base has no series), else every port of PORT_BASES with one.

@@ -1,5 +1,5 @@
 """The wasted-CPU measure on a constructed scenario whose answer is known
-(issue 19, docs/waste.md): real guest traces, hand-computed expectations.
+(docs/waste.md): real guest traces, hand-computed expectations.
 
 On 2x2x2 (LLC 0 = CPUs 0-3, LLC 1 = CPUs 4-7), two busy loops run for a
 traced window of W = 2 s of guest time:
@@ -160,7 +160,7 @@ def test_spread_loops_neither_wait_nor_waste(run):
 
 # (features, -b argument or None): the restacked scenario's runs, in
 # order.  NO_STEAL's waste while CPU 2 blinks varies from run to run and
-# with what ran before (results/waste-restack/, 2026-11-27): the first
+# with what ran before (experiments/2026-11-27-waste-restack/, 2026-11-27): the first
 # blinking run of a boot wasted 0.04-0.48 s, the next 0.40-0.84 s, one
 # right after two STEAL runs 0.62-1.33 s; a CI run of 823db30 failed the
 # cut with a first run of 0.048 s (STEAL 0.027 s).  So a first blinking
@@ -249,7 +249,7 @@ def test_steal_at_idle_entry_cuts_the_restacked_waste(restacked):
     # STEAL acts where CPU 2 goes idle: the waste that began at an idle
     # entry.  NO_STEAL leaves a loop waiting for a periodic or nohz balance
     # while CPU 2 blinks: 0.25-1.28 s a run of 30 rounds once settled,
-    # STEAL 0.009-0.044 s (eight boots, results/waste-restack/probe.txt).  What
+    # STEAL 0.009-0.044 s (eight boots, experiments/2026-11-27-waste-restack/probe.txt).  What
     # began at the mask's widening, CPU 2 already idle, no pull path sees
     # until the next idle entry or balance on both sides (the case of the
     # separate arrival kick, off here).

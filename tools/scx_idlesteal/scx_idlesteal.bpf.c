@@ -619,7 +619,7 @@ s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 		 * there or is stolen by the next CPU to go idle, and the
 		 * pair keeps moving (8 pipe pairs on 2x2x2: 0.85x the round
 		 * trip and 1.9% wasted CPU against 6.7%,
-		 * results/scx/vaff2-same-boot/).
+		 * experiments/2026-11-28-scx-vaff2-same-boot/).
 		 *
 		 * A ping-pong pair that shares a CPU (the waker's CPU is the
 		 * wakee's previous one, and the waker woke this same task
@@ -628,9 +628,9 @@ s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 		 * wakee, which were a third of the callbacks' time per
 		 * switch.  8 pipe pairs on 2x2x2 took 0.84x the round trip
 		 * (p 0.001), no other cell of 2x2x2 or 1x1x2 told apart
-		 * (results/scx/sync-local/).  Nothing waits there, so
-		 * nothing is passed, and the next wakee finds the local DSQ
-		 * taken and is queued in vtime order.  The price: while its
+		 * (experiments/2026-11-29-scx-sync-local/).  Nothing waits
+		 * there, so nothing is passed, and the next wakee finds the
+		 * local DSQ taken and is queued in vtime order.  The price: while its
 		 * waker runs on, no idle CPU can steal the wakee (for at
 		 * most the waker's slice; no CPU was idle a moment ago).
 		 * Hence the pair test: a waker that wakes one task after
@@ -874,8 +874,8 @@ static s32 preempt_victim(struct task_struct *p, s32 cpu, u64 vtime)
  * 689f325) also kept the root sleeper in, but while a queue's head waited
  * that clock stood at the head's vtime and every waking task went ahead
  * of it: hackbench 4 groups took 1.6-1.8x EEVDF's time, 1-13 of its tasks
- * waited the full starvation limit in each run (results/scx/wake-clock/,
- * exp16, exp19-exp21).
+ * waited the full starvation limit in each run
+ * (experiments/2026-11-26-scx-wake-clock/, exp16, exp19-exp21).
  */
 #define CLOCK_STEP		(slice() / 4)
 
@@ -1005,8 +1005,9 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 	 * moment ago is queued without searching again: the two searches
 	 * below, on every such enqueue, found nothing nearly every time and
 	 * cost 7% of the round trip of 8 pipe pairs on 2x2x2 (0.929 [0.901,
-	 * 0.956], hackbench unchanged; results/scx/sync-wakeup/, exp37).  A
-	 * CPU that goes idle after that searches the LLC before it halts
+	 * 0.956], hackbench unchanged;
+	 * experiments/2026-11-28-scx-sync-wakeup/, exp37).  A CPU that
+	 * goes idle after that searches the LLC before it halts
 	 * (the task is in the overload mask by then) unless its cost gate
 	 * says not; then the task waits for its own CPU, as it would have had
 	 * the wakeup come a moment earlier.
@@ -1085,9 +1086,9 @@ static bool wanted(s32 cpu, struct task_struct *p, const struct want *w)
  * BPF, and the victim, dispatching its own queue meanwhile, took the task
  * first in nearly every one of its failures: on 1x1x2 wakelat 47% of the
  * searches failed, a third of those in the move, none for a pinned task
- * (results/scx/failed-search/).  With the consume 11% of the searches
- * failed over 1x1x2's suite instead of 30% (2x2x2: 6-7% instead of
- * 9%); in two 2x2x2 boots (8 repetitions each) hackbench threads with
+ * (experiments/2026-11-29-scx-failed-search/).  With the consume 11% of
+ * the searches failed over 1x1x2's suite instead of 30% (2x2x2: 6-7%
+ * instead of 9%); in two 2x2x2 boots (8 repetitions each) hackbench threads with
  * pipes took 0.80x and 0.78x the time (p 0.012, 0.07), wakelat's 1.14x
  * the requests of the first (p 0.042) was 0.96x in the second (p 0.76),
  * and no cell was worse at p < 0.05.  The task taken is the victim's head in vtime order, the one it
@@ -1366,7 +1367,7 @@ static bool steal_gated(struct cpu_ctx *cctx, u64 now)
  * STEAL_TIME_EVERY is timed, the first one included, so a CPU has an
  * estimate from its first search on.  Side by side on 2x2x2 all 9 cells'
  * means got better, one at p < 0.05: 4 perf-messaging groups, 0.93x the
- * time (results/scx/search-time/).
+ * time (experiments/2026-11-28-scx-search-time/).
  */
 static bool steal_timed(struct cpu_ctx *cctx)
 {
@@ -1781,7 +1782,8 @@ void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
  * "Waiting" is read from this CPU's overload bit and the fallback gate
  * (nr_fallback), not by counting the two queues: counting a DSQ looks it
  * up by id in a hash table, and the two counts made sysbench threads
- * 1.13-1.18x slower (1M sched_yield() calls; results/scx/yield-cost/).
+ * 1.13-1.18x slower (1M sched_yield() calls;
+ * experiments/2026-11-27-scx-yield-cost/).
  * The bit can be stale for a moment either way: set after a steal took
  * the last task (the slice ends for nothing, a dispatch sets it right), or
  * clear while a task queued without this CPU's lock (then that task waits

@@ -24,7 +24,7 @@ The model (guest time, nanoseconds inside, seconds outside):
   A task waiting on an idle CPU is the wakeup that CPU is about to serve
   (IPI to switch-in); no other CPU could run it sooner, so it does not
   make other CPUs' idle time wasted.  ``waiters_on_idle_cpus=True``
-  counts it anyway (the issue's literal wording).
+  counts it anyway (the definition read literally).
 * CPU c is *wasted* at a level (llc, node, machine) while it is idle and
   at least one waiter sits on another CPU of c's LLC / NUMA node / the
   machine.  The levels are inclusive: LLC-wasted implies node-wasted

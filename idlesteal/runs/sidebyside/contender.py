@@ -43,7 +43,7 @@ CONTENDERS: dict[str, Contender] = {c.name: c for c in [
     Contender("scx_idlesteal-nosteal", ("NO_STEAL",), ("scx_idlesteal", "-o"), "idlesteal"),
     Contender("scx_idlesteal-node", ("NO_STEAL",), ("scx_idlesteal", "-n"), "idlesteal"),
     Contender("scx_idlesteal-nokick", ("NO_STEAL",), ("scx_idlesteal", "-k"), "idlesteal"),
-    # kicks any idle CPU, not a fully idle core first (results/scx/whole-core/)
+    # kicks any idle CPU, not a fully idle core first (experiments/2026-11-27-scx-whole-core/)
     Contender("scx_idlesteal-anycpu", ("NO_STEAL",), ("scx_idlesteal", "-c"), "idlesteal"),
     # fixed slices and no wakeup preemption: scx_idlesteal before its latency story
     Contender("scx_idlesteal-fixed", ("NO_STEAL",), ("scx_idlesteal", "-f", "-p"), "idlesteal"),
@@ -92,7 +92,7 @@ BUILD_WANT = ("NAME=PATH: NAME scx_idlesteal.X or scx_idlesteal-X (X of a-z 0-9 
               "at most 26 characters; not a built-in scheduler's name: "
               + ", ".join(n for n in CONTENDERS if n.startswith("scx_idlesteal"))
               + "), PATH an executable file (a scx_idlesteal loader, e.g. "
-              "build/wd/scx_idlesteal.NAME of results/scx/wake-clock/mkvar.py)")
+              "build/wd/scx_idlesteal.NAME of experiments/2026-11-26-scx-wake-clock/mkvar.py)")
 
 
 def parse_idlesteal_build(text: str) -> Contender:
