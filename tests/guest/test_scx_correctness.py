@@ -66,6 +66,20 @@ of the `scx` kernel (docs/scx.md, "Correctness"):
   at least YIELD_WAITER_MIN of the CPU, where a yield that kept the slice
   would leave it a half (vtime by runtime); EEVDF runs the same first, for
   reference (not judged), and the yield_give counter moves;
+* a crowded CPU: five CPU-bound tasks pinned to CPU 1, one pinned to each
+  other CPU, and a task pinned to CPU 1 that sleeps 10 ms in a loop
+  (sleeplat): its median wait on the runqueue stays under CROWD_P50_MAX_US,
+  and wakeups were bounded (`wake_bounded`).  Before, a waking task was
+  placed by a clock the other CPUs moved, queued behind the five by a gap
+  that grew every second, and ran only when the starvation guard found it
+  (a median of about 1 s); EEVDF runs the same first, for reference;
+* the starvation guard with more than 32 tasks queued and the watchdog at
+  500 ms (-t): STARVE_HEAVY spinners of a cgroup of cpu.weight 10,000 and
+  two of weight 1, all pinned to one CPU: the two run (vtime order alone
+  would keep them waiting for minutes), the guard acts (`starved`) and the
+  scheduler stays in charge.  Before, the guard walked the first 32 tasks
+  from the queue's head while the starved ones sat at its tail, and waited
+  a fixed 1 s where the watchdog's limit was 500 ms;
 * CPU hotplug without a restart: loaded with CPU 6 offline, then CPU 6
   online and six CPUs off- and online in turn under hackbench: sched_ext's
   state, read every 100 ms, never leaves "enabled", the loader never
@@ -145,6 +159,18 @@ cat /tmp/yield_eevdf.out
 AFFMOVE = "affmove -s 1 -y 3 -b 2 -p 5 -r 20"   # CPUs 1-3 share an LLC, 5 does not
 AFFMOVE_SLICE_US = 200000   # with -p: the task must wait behind SRC's spinner
 HOTPLUG_CPUS = (3, 6, 1, 7, 3, 5)
+CROWD_CPU = 1
+CROWD_HOGS = 5
+CROWD_SECONDS = 8
+# Five default slices (20 ms).  EEVDF's median was 40-54 ms when the test
+# was written; placed by the clock alone about 1 s (the guard's rounds), and
+# bounded at two base slices behind the head 216 ms (every task of the
+# crowd ran some ten times before the sleeper).
+CROWD_P50_MAX_US = 100_000
+STARVE_CPU = 2
+STARVE_HEAVY = 40          # more than STEAL_MAX_WALK, the guard's walk
+STARVE_TIMEOUT_MS = 500
+STARVE_SECONDS = 6
 MARK = "idlesteal-test: deliberate stall from here"
 VERISTAT_OBJ = "/usr/share/scx_idlesteal.bpf.o"
 # Newcomers: 8 spinners that kept their CPUs, then 8 more.  Fair: 0.5 each
@@ -380,6 +406,44 @@ scx_end
 cat /tmp/hp.log
 section hotplug_states
 sort /tmp/hp.states | uniq -c
+
+section crowd
+# crowd TAG: CROWD_HOGS spinners on CROWD_CPU, one on each other CPU, and a
+# sleeper on CROWD_CPU; prints "TAG RESULT {{json}}" (sleeplat's)
+crowd() {{
+    _pids=
+    for _c in {' '.join(map(str, range(8)))}; do
+        _n=1; [ $_c -eq {CROWD_CPU} ] && _n={CROWD_HOGS}
+        taskset -c $_c hogs -n $_n -w 0 -d {CROWD_SECONDS + 3} > /dev/null &
+        _pids="$_pids $!"
+    done
+    taskset -c {CROWD_CPU} sleeplat -n 0 -p 10000 -w 2 -d {CROWD_SECONDS} > /tmp/crowd.out || echo "sleeplat rc $?"
+    echo "$1 $(grep RESULT /tmp/crowd.out)"
+    wait $_pids || echo "hogs rc $?"
+}}
+crowd eevdf
+scx_start /tmp/crowd.log scx_idlesteal
+crowd scx_idlesteal
+after
+scx_end
+cat /tmp/crowd.log
+
+section starve
+CG=/sys/fs/cgroup
+echo "+cpu" > $CG/cgroup.subtree_control
+mkdir -p $CG/slight $CG/sheavy
+echo 1 > $CG/slight/cpu.weight
+echo 10000 > $CG/sheavy/cpu.weight
+scx_start /tmp/starve.log scx_idlesteal -t {STARVE_TIMEOUT_MS}
+sh -c "echo \$\$ > $CG/sheavy/cgroup.procs; exec taskset -c {STARVE_CPU} hogs -n {STARVE_HEAVY} -w 1 -d {STARVE_SECONDS}" > /dev/null &
+a=$!
+sh -c "echo \$\$ > $CG/slight/cgroup.procs; exec taskset -c {STARVE_CPU} hogs -n 2 -w 1 -d {STARVE_SECONDS}" > /tmp/starve.out &
+b=$!
+wait $a $b || echo "hogs rc $?"
+echo "light $(grep RESULT /tmp/starve.out)"
+after
+scx_end
+cat /tmp/starve.log
 
 section dump
 echo "{MARK}" > /dev/console
@@ -621,6 +685,36 @@ def test_cgroup_idle(run):
     idle, busy = got["cleared"]
     assert CGI_CLEARED_RATIO[0] <= busy / max(idle, 1e-6) <= CGI_CLEARED_RATIO[1], got
     still_in_charge(run, "cgidle")
+
+
+def test_a_task_waking_on_a_crowded_cpu_waits_a_few_slices(run):
+    got = lines(run, "crowd")
+    delay = {}
+    for tag in ("eevdf", "scx_idlesteal"):
+        line = next((x for x in got if x.startswith(f"{tag} RESULT ")), None)
+        assert line, (tag, got)
+        delay[tag] = json.loads(line.split("RESULT ", 1)[1])
+    print(f"crowded CPU, sleeper's median run-queue wait: EEVDF "
+          f"{delay['eevdf']['delay_p50_us'] / 1000:.1f} ms, scx_idlesteal "
+          f"{delay['scx_idlesteal']['delay_p50_us'] / 1000:.1f} ms "
+          f"({delay['scx_idlesteal']['wakeups']} wakeups, EEVDF {delay['eevdf']['wakeups']})")
+    assert delay["scx_idlesteal"]["delay_p50_us"] < CROWD_P50_MAX_US, delay
+    still_in_charge(run, "crowd")
+    final = scx.final_stats(run.sections["crowd"])
+    assert int(final["wake_bounded"]) > 0, final
+
+
+def test_starvation_guard_finds_a_task_behind_32_others_before_a_short_watchdog(run):
+    got = lines(run, "starve")
+    line = next((x for x in got if x.startswith("light RESULT ")), None)
+    assert line, got
+    light = json.loads(line.split("RESULT ", 1)[1])
+    print(f"{STARVE_HEAVY} heavy + 2 light spinners on one CPU, -t {STARVE_TIMEOUT_MS}: "
+          f"light shares {light['shares']}")
+    assert len(light["shares"]) == 2 and min(light["shares"]) > 0, light
+    still_in_charge(run, "starve")
+    final = scx.final_stats(run.sections["starve"])
+    assert int(final["starved"]) > 0, final
 
 
 def test_cpu_hotplug_without_restart(run):

@@ -37,7 +37,9 @@
  * order, so N+1 of them on N CPUs share them and weights hold when every
  * CPU is busy.  With nothing to pull in its LLC it takes a task of another
  * LLC of its node that is 2 slices behind in vtime.  A task that has waited
- * STARVE_MS in a queue runs next whatever its vtime.
+ * a fifth of the watchdog's limit in a queue runs next whatever its vtime,
+ * and a waking task is queued at most a slice (task_slice()) behind the
+ * head of the queue it joins, however far the other CPUs moved the clock.
  *
  * Latency: a task's slice is the slice (20 ms by default) divided by one
  * plus the tasks waiting in its CPU's queue, no less than a minimum slice
@@ -171,12 +173,12 @@ char _license[] SEC("license") = "GPL";
 /* A pull from another LLC wants a task this far behind in vtime (slices). */
 #define PULL_LLC_MARGIN		2
 /*
- * A task that has waited this long in a CPU's queue runs next, whatever
- * its vtime (a fifth of the watchdog's 5 s); each CPU looks at most every
- * STARVE_CHECK_NS.
+ * A task that has waited a fifth of the watchdog's limit (STARVE_DIV) in a
+ * CPU's queue runs next, whatever its vtime; each CPU looks a tenth of
+ * that often (starve_ns(), run_starved()).
  */
-#define STARVE_MS		1000
-#define STARVE_CHECK_NS		100000000ULL
+#define STARVE_DIV		5
+#define STARVE_CHECKS		10
 /* Tasks whose CPU left their mask (DSQs 0..nr_cpus-1 are the CPUs'). */
 #define FALLBACK_DSQ		MAX_CPUS
 /* The watchdog's limit on a runnable task's wait (the loader's -t). */
@@ -184,6 +186,7 @@ char _license[] SEC("license") = "GPL";
 
 /* Set by the loader before loading. */
 const volatile u32 nr_cpus = 1;		/* possible CPUs */
+const volatile u32 timeout_ms;		/* the watchdog's limit (-t); 0: IDLESTEAL_TIMEOUT_MS */
 const volatile u64 slice_ns;		/* 0: SCX_SLICE_DFL */
 /*
  * The latency story (the loader's -l, -f, -p).  slice_min_ns: the shortest
@@ -273,13 +276,14 @@ enum stat_idx {
 	IDLESTEAL_STAT_HOTPLUG,		/* CPUs that went online or offline */
 	IDLESTEAL_STAT_KEPT,		/* slice ends where the task, behind in vtime, kept its CPU */
 	IDLESTEAL_STAT_PULL_LLC,	/* tasks pulled at a slice end from another LLC */
-	IDLESTEAL_STAT_STARVED,		/* tasks run out of vtime order after STARVE_MS */
+	IDLESTEAL_STAT_STARVED,		/* tasks run out of vtime order after starve_ns() */
 	IDLESTEAL_STAT_PREEMPT,		/* wakeups that preempted a task further ahead in vtime */
 	IDLESTEAL_STAT_SHORT,		/* slices cut short for the tasks waiting for the CPU */
 	IDLESTEAL_STAT_KICK_CORE,	/* arrival kicks that found a fully idle core */
 	IDLESTEAL_STAT_NONE_IDLE,	/* wakees queued without a second idle search */
 	IDLESTEAL_STAT_WAKER_CPU,	/* sync wakees, none idle, placed on the waker's CPU */
 	IDLESTEAL_STAT_TIMED,		/* searches timed (1 in STEAL_TIME_EVERY) */
+	IDLESTEAL_STAT_WAKE_BOUNDED,	/* wakeups queued at the bound behind the queue's head */
 	IDLESTEAL_NR_STATS,
 };
 
@@ -916,6 +920,35 @@ static u64 wake_vtime(struct task_struct *p)
 	return time_before(clock + debt, vtime) ? clock + debt : vtime;
 }
 
+/*
+ * @vtime, a waking task's (wake_vtime()), bounded to one slice of @cpu's
+ * (task_slice()) behind the head of the queue of @cpu it is about to join.
+ * wake_vtime() places it against vtime_now, which the fastest CPUs move;
+ * the tasks of a crowded CPU (several CPU-bound tasks pinned to it, or an
+ * oversubscribed cpuset) advance in vtime at a fraction of that pace, so a
+ * task waking there would queue behind all of them by a gap that grows as
+ * long as the crowd stays, and run only when run_starved() found it, at
+ * every wakeup (a per-CPU kworker: a flush of every CPU waits on it).
+ * Bounded, it waits for the tasks within a slice of the head, each of
+ * them once at most (slices shrink with the queue: about the base slice
+ * in all), as a waking task waits on EEVDF behind its own runqueue, not
+ * behind the machine.  The bound does not move a task ahead of the head,
+ * which waited longest; where the queue is empty there is nothing to bound.
+ */
+static u64 queue_vtime(s32 cpu, u64 vtime)
+{
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(cpu);
+	u64 bound;
+
+	if (!head)
+		return vtime;
+	bound = head->scx.dsq_vtime + task_slice(cpu);
+	if (!time_before(bound, vtime))
+		return vtime;
+	stat_add(IDLESTEAL_STAT_WAKE_BOUNDED, 1);
+	return bound;
+}
+
 /* Did ops.select_cpu() find no idle CPU for @p's wakeup?  Clears the mark. */
 static bool took_none_idle(struct task_struct *p)
 {
@@ -939,7 +972,7 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 	bool looked = took_none_idle(p) && (enq_flags & SCX_ENQ_WAKEUP);
 
 	if (enq_flags & SCX_ENQ_WAKEUP)
-		vtime = wake_vtime(p);
+		vtime = queue_vtime(cpu, wake_vtime(p));
 
 	/*
 	 * A migration-disabled task must run where it is (moving it is a
@@ -1091,9 +1124,10 @@ static bool wanted(s32 cpu, struct task_struct *p, const struct want *w)
  * instead of 9%); in two 2x2x2 boots (8 repetitions each) hackbench threads with
  * pipes took 0.80x and 0.78x the time (p 0.012, 0.07), wakelat's 1.14x
  * the requests of the first (p 0.042) was 0.96x in the second (p 0.76),
- * and no cell was worse at p < 0.05.  The task taken is the victim's head in vtime order, the one it
- * would run next, where the walk takes the one that waited longest (they
- * differ when a task queued later has less vtime, a sleeper's credit).
+ * and no cell was worse at p < 0.05.  The task taken is the victim's
+ * head in vtime order, the one it would run next, where the walk takes the
+ * one that waited longest (they differ when a task queued later has less
+ * vtime, a sleeper's credit).
  * If the head moves between the look and the consume, the task taken
  * may be out of vtime order unmarked, which moves vtime_now by one
  * bounded step at most (advance_clock()).
@@ -1515,32 +1549,48 @@ static bool fallback_for(s32 cpu)
 	return false;
 }
 
+/* How long a queued task may wait before it runs out of vtime order. */
+static u64 starve_ns(void)
+{
+	u64 ms = timeout_ms ?: IDLESTEAL_TIMEOUT_MS;
+
+	return ms * 1000000ULL / STARVE_DIV;
+}
+
 /*
- * Run a task of this CPU's queue that has waited STARVE_MS or more, if any
- * (of its first STEAL_MAX_WALK tasks; at most every STARVE_CHECK_NS).  Vtime
- * order alone can make a task wait for any length of time: one of a cgroup
- * of cpu.weight 1 is charged 10,000 times what one of weight 10,000 is for
- * the same runtime (nice -20 against 19: about 6,000), so one slice of it
- * puts it behind 10,000 slices of the other, and sched_ext's watchdog
- * ejects the scheduler after 5 s (the loader's -t).
+ * Run a task of this CPU's queue that has waited starve_ns() or more, if
+ * any, looking at most every starve_ns() / STARVE_CHECKS.  Vtime order alone
+ * can make a task wait for any length of time: one of a cgroup of
+ * cpu.weight 1 is charged 10,000 times what one of weight 10,000 is for the
+ * same runtime (nice -20 against 19: about 6,000), so one slice of it puts
+ * it behind 10,000 slices of the other, and sched_ext's watchdog ejects the
+ * scheduler after its limit (the loader's -t).  A task that waits that long
+ * is late in vtime order, so the walk starts at the queue's tail, and it
+ * looks at STEAL_MAX_WALK tasks at most.  Deriving both times from the
+ * watchdog's limit keeps the guard ahead of the watchdog at any -t: a task
+ * runs at most starve_ns() * (1 + 1 / STARVE_CHECKS) plus a slice after it
+ * was queued; after a rescue the next dispatch looks again, so several
+ * starved at once run one a dispatch.
  */
 static bool run_starved(s32 cpu, struct cpu_ctx *cctx, u64 now)
 {
 	struct task_ctx *tctx;
 	struct task_struct *p;
+	u64 limit = starve_ns(), waited;
 	u64 hz = CONFIG_HZ > 0 ? CONFIG_HZ : 100, jnow;
 	u32 walked = walk_zero;
 
 	if (now < cctx->next_starve_check)
 		return false;
-	cctx->next_starve_check = now + STARVE_CHECK_NS;
+	cctx->next_starve_check = now + limit / STARVE_CHECKS;
 	if (scx_bpf_dsq_nr_queued(cpu) <= 0)
 		return false;
 	jnow = bpf_jiffies64();
-	bpf_for_each(scx_dsq, p, cpu, 0) {
+	bpf_for_each(scx_dsq, p, cpu, SCX_DSQ_ITER_REV) {
 		if (++walked > STEAL_MAX_WALK)
 			break;
-		if (jnow - p->scx.runnable_at < STARVE_MS * hz / 1000)
+		waited = (jnow - p->scx.runnable_at) * (1000000000ULL / hz);
+		if (waited < limit)
 			continue;
 		/* Its vtime is no measure of the clock (ops.running()). */
 		tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
@@ -1549,6 +1599,8 @@ static bool run_starved(s32 cpu, struct cpu_ctx *cctx, u64 now)
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
 			stat_add(IDLESTEAL_STAT_STARVED, 1);
 			refresh_overloaded(cpu);
+			/* look again soon: another may be as late */
+			cctx->next_starve_check = now;
 			return true;
 		}
 	}

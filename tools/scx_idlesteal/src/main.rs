@@ -173,6 +173,8 @@ impl<'a> Scheduler<'a> {
         rodata.scale_slices = !opts.fixed_slices;
         rodata.wake_preempt = !opts.no_preempt;
         rodata.nr_cpus = nr_cpus as u32;
+        // The starvation guard acts at a fifth of the watchdog's limit.
+        rodata.timeout_ms = opts.timeout_ms.unwrap_or(0);
 
         // ops.cgroup_set_idle (6.19+) only where the kernel has it: the BPF
         // object leaves it out of its ops, so that a veristat or libbpf that

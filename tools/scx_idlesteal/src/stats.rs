@@ -14,7 +14,7 @@ use scx_stats_derive::{Stats, stat_doc};
 use serde::{Deserialize, Serialize};
 
 /// How many counters the BPF side keeps (IDLESTEAL_NR_STATS).
-pub const NR_STATS: usize = 28;
+pub const NR_STATS: usize = 29;
 
 /// The names the BPF side counts under, in enum stat_idx's order (the
 /// loader's "stats" and "final" lines, parsed by idlesteal/scx/own.py).
@@ -23,7 +23,7 @@ pub const NAMES: [&str; NR_STATS] = [
     "remote_llc", "fallback", "sync_queued", "recheck", "idle_kick", "pulls",
     "fallback_run", "migdis", "remote_idle", "yield_keep", "yield_give", "hotplug",
     "kept", "pull_llc", "starved", "preempt", "short", "kick_core", "none_idle",
-    "waker_cpu", "timed",
+    "waker_cpu", "timed", "wake_bounded",
 ];
 
 #[stat_doc]
@@ -72,7 +72,7 @@ pub struct Metrics {
     pub kept: u64,
     #[stat(desc = "Tasks pulled at a slice end from another LLC")]
     pub pull_llc: u64,
-    #[stat(desc = "Tasks run out of vtime order after waiting STARVE_MS")]
+    #[stat(desc = "Tasks run out of vtime order after waiting a fifth of the watchdog's limit")]
     pub starved: u64,
     #[stat(desc = "Wakeups that preempted a task further ahead in vtime")]
     pub preempt: u64,
@@ -86,6 +86,8 @@ pub struct Metrics {
     pub waker_cpu: u64,
     #[stat(desc = "Steal searches timed: 1 in 8, for the cost gate's average")]
     pub timed: u64,
+    #[stat(desc = "Wakeups queued at the bound behind their queue's head (a crowded CPU)")]
+    pub wake_bounded: u64,
     #[stat(desc = "1 while stealing is on (SIGUSR1 off, SIGUSR2 on)")]
     pub steal_on: u64,
 }
@@ -100,7 +102,7 @@ impl Metrics {
             fallback_run: t(13), migdis: t(14), remote_idle: t(15), yield_keep: t(16),
             yield_give: t(17), hotplug: t(18), kept: t(19), pull_llc: t(20),
             starved: t(21), preempt: t(22), short: t(23), kick_core: t(24),
-            none_idle: t(25), waker_cpu: t(26), timed: t(27),
+            none_idle: t(25), waker_cpu: t(26), timed: t(27), wake_bounded: t(28),
             steal_on: steal_on as u64,
         }
     }
@@ -148,6 +150,7 @@ impl Metrics {
             none_idle: d(self.none_idle, prev.none_idle),
             waker_cpu: d(self.waker_cpu, prev.waker_cpu),
             timed: d(self.timed, prev.timed),
+            wake_bounded: d(self.wake_bounded, prev.wake_bounded),
             steal_on: self.steal_on,
         }
     }
