@@ -20,7 +20,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from ..measure import stats
 from ..util import HarnessError
@@ -115,16 +115,35 @@ def _ab_meta(d: dict) -> dict:
             "host": _host(m)}
 
 
-def _waste(d: dict, contender: str, workload: str, level: int) -> list[float]:
-    return [100 * m["waste"]["fraction"]["llc"] for m in d["measurements"]
-            if m["contender"] == contender and m["workload"] == workload
-            and m["level"] == level and m.get("waste")]
+def _sbs_rows(root: Path, files: list[str], metas: list[dict],
+              contender: str, figure: str) -> Iterator[tuple[dict, dict]]:
+    """(file, row) of each side-by-side file's rows where @contender has
+    @figure (the traced ones); each file's provenance goes to @metas."""
+    for rel in files:
+        d = load_json(root, rel)
+        metas.append(_sbs_meta(d))
+        for r in d["rows"]:
+            if figure in r["contenders"][contender]:
+                yield d, r
 
 
-def _arrival(d: dict, contender: str, workload: str, level: int) -> list[float]:
-    return [100 * m["waste"]["began_fraction"].get("arrival", 0.0) for m in d["measurements"]
-            if m["contender"] == contender and m["workload"] == workload
-            and m["level"] == level and m.get("waste")]
+def _per_run(d: dict, r: dict, contender: str, figure: Callable[[dict], float]) -> list[float]:
+    """@figure of each traced run of @contender in row @r (from its waste record)."""
+    return [figure(m["waste"]) for m in d["measurements"]
+            if m["contender"] == contender and m["workload"] == r["workload"]
+            and m["level"] == r["level"] and m.get("waste")]
+
+
+def _waste(w: dict) -> float:
+    return 100 * w["fraction"]["llc"]
+
+
+def _bounces(w: dict) -> float:
+    return w["bounces_per_cpu_s"]
+
+
+def _arrival(w: dict) -> float:
+    return 100 * w["began_fraction"].get("arrival", 0.0)
 
 
 def _footer(t: Table, metas: list[dict], notes: list[str]) -> None:
@@ -136,23 +155,19 @@ def paths_table(root: Path) -> Table:
     """v6's two pull paths in one boot: base, the integrated pull (v6's
     NI_STEAL, v7's STEAL) and the separate path (v6's STEAL)."""
     t = Table("pull-paths", [], [f"results/v3/threeway-ni2/{p}.json" for p in ("2x2x2", "2x4x2")])
-    rows, ps, metas = [], [], []
-    for rel in t.files:
-        d = load_json(root, rel)
-        metas.append(_sbs_meta(d))
-        for r in d["rows"]:
-            c = r["contenders"]
-            if "wasted_llc_pct" not in c["base"]:
-                continue
-            cols = []
-            for name in ("ni_steal", "steal"):
-                rm = c[name]["wasted_removed_pct"]
-                cols.append((c[name]["wasted_llc_pct"], rm["value"], rm["welch_p"]))
-                ps.append(rm["welch_p"])
-            diff = stats.difference(_waste(d, "ni_steal", r["workload"], r["level"]),
-                                    _waste(d, "steal", r["workload"], r["level"]))
-            rows.append((d["spec"]["preset"], load_name(r["workload"], r["level"]),
-                         c["base"]["wasted_llc_pct"], cols, diff, c["base"]["n"]))
+    rows, ps = [], []
+    metas: list[dict] = []
+    for d, r in _sbs_rows(root, t.files, metas, "base", "wasted_llc_pct"):
+        c = r["contenders"]
+        cols = []
+        for name in ("ni_steal", "steal"):
+            rm = c[name]["wasted_removed_pct"]
+            cols.append((c[name]["wasted_llc_pct"], rm["value"], rm["welch_p"]))
+            ps.append(rm["welch_p"])
+        diff = stats.difference(_per_run(d, r, "ni_steal", _waste),
+                                _per_run(d, r, "steal", _waste))
+        rows.append((d["spec"]["preset"], load_name(r["workload"], r["level"]),
+                     c["base"]["wasted_llc_pct"], cols, diff, c["base"]["n"]))
     adj = stats.holm(ps)
     t.lines.append(f"{'preset':6} {'load':15} {'base':>10}  {'v7 STEAL (integrated)':<26}"
                    f"  {'v6 STEAL (separate)':<26}  v7 - v6")
@@ -194,17 +209,13 @@ def kick_table(root: Path) -> Table:
     whether the kick reduced the arrival part."""
     t = Table("kick", [], ["results/v7/kick/2x2x2.json", "results/v7/kick/2x4x2.json",
                            "results/v7/kick-4llc/4llc.json"])
-    rows, metas = [], []
-    for rel in t.files:
-        d = load_json(root, rel)
-        metas.append(_sbs_meta(d))
-        for r in d["rows"]:
-            c = r["contenders"]
-            if "arrival_pct" not in c["base"]:
-                continue
-            wl, lv = r["workload"], r["level"]
-            arr = stats.difference(_arrival(d, "kick", wl, lv), _arrival(d, "steal", wl, lv))
-            rows.append((d["spec"]["preset"], load_name(wl, lv), c, arr))
+    rows = []
+    metas: list[dict] = []
+    for d, r in _sbs_rows(root, t.files, metas, "base", "arrival_pct"):
+        arr = stats.difference(_per_run(d, r, "kick", _arrival),
+                               _per_run(d, r, "steal", _arrival))
+        rows.append((d["spec"]["preset"], load_name(r["workload"], r["level"]),
+                     r["contenders"], arr))
     p_steal = stats.holm([r[2]["steal"]["wasted_removed_pct"]["welch_p"] for r in rows])
     p_kick = stats.holm([r[3].p for r in rows])
     t.lines.append(f"{'preset':6} {'load':15} {'base':>5} {'STEAL':>5} {'removed':>7} "
@@ -268,21 +279,14 @@ def offcost_table(root: Path) -> Table:
 def hot_table(root: Path) -> Table:
     """STEAL_HOT on and off (patch 7): bounces and the waste removed."""
     t = Table("hot", [], ["results/v3/fourway/2x2x2.json", "results/v3/fourway/2x4x2.json"])
-    rows, ps, metas = [], [], []
-    for rel in t.files:
-        d = load_json(root, rel)
-        metas.append(_sbs_meta(d))
-        for r in d["rows"]:
-            c = r["contenders"]
-            if "bounces_per_cpu_s" not in c["steal"]:
-                continue
-            wl, lv = r["workload"], r["level"]
-            bounce = [[m["waste"]["bounces_per_cpu_s"] for m in d["measurements"]
-                       if m["contender"] == n and m["workload"] == wl and m["level"] == lv
-                       and m.get("waste")] for n in ("steal", "steal-nohot")]
-            diff = stats.difference(bounce[1], bounce[0])
-            ps.append(diff.p)
-            rows.append((d["spec"]["preset"], load_name(wl, lv), c, diff))
+    rows, ps = [], []
+    metas: list[dict] = []
+    for d, r in _sbs_rows(root, t.files, metas, "steal", "bounces_per_cpu_s"):
+        diff = stats.difference(_per_run(d, r, "steal-nohot", _bounces),
+                                _per_run(d, r, "steal", _bounces))
+        ps.append(diff.p)
+        rows.append((d["spec"]["preset"], load_name(r["workload"], r["level"]),
+                     r["contenders"], diff))
     adj = stats.holm(ps)
     t.lines.append(f"{'preset':6} {'load':15} {'bounces/CPU-s hot':>17} {'no-hot':>6} "
                    f"{'p raw/Holm':>11}  {'removed hot':>11} {'no-hot':>6}")
@@ -459,17 +463,13 @@ def dd_table(root: Path) -> Table:
     time against base, each contender's Welch p raw/Holm over the table."""
     t = Table("delay-dequeue", [], ["results/v3/fourway/2x2x2.json",
                                     "results/v3/fourway/2x4x2.json"])
-    rows, ps, metas = [], [], []
+    rows, ps = [], []
+    metas: list[dict] = []
     names = ("steal", "steal-nodd", "base-nodd")
-    for rel in t.files:
-        d = load_json(root, rel)
-        metas.append(_sbs_meta(d))
-        for r in d["rows"]:
-            c = r["contenders"]
-            if "wasted_removed_pct" not in c["steal"]:
-                continue
-            rows.append((d["spec"]["preset"], load_name(r["workload"], r["level"]), c))
-            ps += [c[n]["p_vs_base"] for n in names]
+    for d, r in _sbs_rows(root, t.files, metas, "steal", "wasted_removed_pct"):
+        c = r["contenders"]
+        rows.append((d["spec"]["preset"], load_name(r["workload"], r["level"]), c))
+        ps += [c[n]["p_vs_base"] for n in names]
     adj = stats.holm(ps)
     t.lines.append(f"{'preset':6} {'load':15}   removed: {'STEAL':>5} {'+NO_DD':>6}   "
                    + "  ".join(f"{'time/base ' + n:>24}" for n in names))
