@@ -69,3 +69,35 @@ def test_hang_report_names_loader_threads_and_runnable_tasks(tmp_path: Path):
     if os.geteuid() == 0:
         assert lines[at + 1].startswith("idlesteal-hang:     [<0>] "), lines[at:at + 3]
     assert any(" state R cpu " in l for l in lines), out[:2000]
+
+
+def test_scx_stop_reports_a_loader_that_does_not_exit(tmp_path: Path):
+    """helpers.sh's scx_stop, run here with busybox ash: a "loader" that
+    ignores SIGINT is reported after SCX_STOP_S with each of its threads'
+    state and kernel stack and its last lines, and scx_stop returns 1 instead of waiting for
+    it; _scx_alive is false for a child that exited and is not yet waited
+    for (a zombie), which `kill -0` would call alive."""
+    if not os.access(image.BUSYBOX, os.X_OK):
+        pytest.fail(f"{image.BUSYBOX} is missing: install busybox-static (`make deps`)")
+    script = tmp_path / "s.sh"
+    script.write_text(image.HELPERS + """
+(exit 3) & z=$!
+sleep 0.5
+_scx_alive $z && echo "zombie alive" || echo "zombie gone"
+wait $z; echo "zombie rc $?"
+scx_log=$0.log; echo "stats steals=7" > $scx_log
+sh -c 'trap "" INT; exec sleep 30' & scx_pid=$!
+sleep 0.5
+SCX_STOP_S=1 scx_stop; echo "scx_stop rc $?"
+kill -9 $scx_pid
+""")
+    out = subprocess.run([image.BUSYBOX, "ash", str(script)], capture_output=True, text=True,
+                         timeout=60).stdout
+    lines = out.splitlines()
+    assert lines[:2] == ["zombie gone", "zombie rc 3"], out
+    assert lines[2].startswith("loader ") and " still running 1 s after SIGINT, sched_ext" in lines[2]
+    assert lines[3].startswith("  thread ") and " state S cpu " in lines[3], out
+    if os.geteuid() == 0:
+        assert lines[4].startswith("    [<0>] "), out
+    assert lines[-3:] == [f"  its last lines ({script}.log):", "    stats steals=7",
+                          "scx_stop rc 1"], out

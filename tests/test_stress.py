@@ -292,6 +292,10 @@ def test_evaluate_under_scx_counts_the_loaders_steals_over_restarts():
 
 @pytest.mark.parametrize("text, needle", [
     (SCX_STOP.replace("rc 0", "rc 1"), "did not unload cleanly"),
+    ("loader 412 still running 60 s after SIGINT, sched_ext enabled\n"
+     "  thread 412 state D cpu 3 wchan kthread_flush_work\n    [<0>] kthread_flush_work+0x8/0x10\n",
+     "did not exit after SIGINT:\nloader 412 still running 60 s after SIGINT, sched_ext enabled\n"
+     "  thread 412 state D cpu 3 wchan kthread_flush_work\n    [<0>] kthread_flush_work"),
     ("rc 0\nstate disabled\n", "no final counter line"),
     (SCX_STOP.replace("steals=300", "steals=1").replace("steals=900", "steals=2"),
      "steals = 3 < minimum 200 (the sched_ext scheduler's steals"),

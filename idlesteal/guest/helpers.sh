@@ -79,19 +79,49 @@ scx_wait() {
         sleep 0.1
     done
 }
+# _scx_alive PID: the process is there and not a zombie (`kill -0` is true
+# for a child that exited until it is waited for).
+_scx_alive() {
+    { read -r _s < /proc/$1/stat; } 2>/dev/null || return 1
+    set -- ${_s##*) }
+    [ "$1" != Z ]
+}
 # scx_start LOG PROGRAM ARGS...: start a sched_ext loader in the background
 # (its pid in $scx_pid), wait until it is in charge, print "ops NAME".
 scx_start() {
-    _log=$1; shift
-    "$@" > "$_log" 2>&1 &
+    scx_log=$1; shift
+    "$@" > "$scx_log" 2>&1 &
     scx_pid=$!
-    scx_wait enabled || { tail -n 20 "$_log"; return 1; }
+    scx_wait enabled || { tail -n 20 "$scx_log"; return 1; }
     echo "ops $(cat /sys/kernel/sched_ext/root/ops)"
 }
 # scx_stop: SIGINT to the loader, wait for it to exit, print "rc N", wait
-# for sched_ext to give the tasks back, print "state disabled".
+# for sched_ext to give the tasks back, print "state disabled".  A loader
+# that is still there after SCX_STOP_S (60) seconds is reported instead
+# (sched_ext's state, each of its threads' state and kernel stack, the
+# last lines it printed) and
+# left running: return 1, so that the script goes on to say so rather
+# than wait for it until the harness's timeout.
 scx_stop() {
     kill -INT "$scx_pid"
+    _i=0
+    while _scx_alive "$scx_pid"; do
+        _i=$((_i + 1))
+        if [ $_i -gt $((${SCX_STOP_S:-60} * 10)) ]; then
+            echo "loader $scx_pid still running ${SCX_STOP_S:-60} s after SIGINT," \
+                 "sched_ext $(cat /sys/kernel/sched_ext/state 2>/dev/null)"
+            for _t in /proc/$scx_pid/task/*; do
+                read -r _s < $_t/stat 2>/dev/null || continue
+                set -- ${_s##*) }
+                echo "  thread ${_t##*/} state $1 cpu ${37} wchan $(cat $_t/wchan 2>/dev/null)"
+                sed 's/^/    /' $_t/stack 2>/dev/null
+            done
+            echo "  its last lines ($scx_log):"
+            tail -n 5 "$scx_log" 2>/dev/null | sed 's/^/    /'
+            return 1
+        fi
+        sleep 0.1
+    done
     _rc=0; wait "$scx_pid" || _rc=$?
     echo "rc $_rc"
     scx_wait disabled || return 1

@@ -120,6 +120,13 @@ def run(preset_name: str, seconds: int, kernel: Path, initrd: Path, *,
         guest["retried_boots"] = retried
     s = summary(preset, p, v, variant=variant, uname=uname, guest=guest, error=error)
     path = write_summary(s, outdir)
+    if not s["passed"]:
+        # Whole, on stderr: the run directory goes with a CI machine, and a
+        # test's assertion message is cut short where its output is not.
+        for f in ([error] if error else []) + v.failures:
+            log(f"stress: FAILED: {f}")
+        if guest.get("run_dir"):
+            _log_tail(Path(guest["run_dir"]) / "output.log")
     return s, path
 
 
@@ -179,3 +186,14 @@ def _parse_partial(raw: str) -> dict[str, str]:
     if image.BEGIN not in raw:
         return {}
     return image.parse_output(raw + "\n@@IDLESTEAL END rc=99@@\n").sections  # type: ignore[union-attr]
+
+
+def _log_tail(output: Path, lines: int = 15) -> None:
+    """Log the last lines the guest's script printed: where it stopped."""
+    try:
+        tail = output.read_text(errors="replace").replace("\r", "").splitlines()[-lines:]
+    except OSError:
+        return
+    log(f"stress: the script's last {len(tail)} lines ({output}):")
+    for l in tail:
+        log(f"  | {l}")

@@ -231,7 +231,11 @@ def evaluate_scx(text: str, v: Verdict) -> None:
     """The loader's section: still in charge at the end, unloaded cleanly;
     "steals" is the sum of its final counters (scx.parse_stats())."""
     lines = [l.strip() for l in text.splitlines()]
-    if "rc 0" not in lines or "state disabled" not in lines:
+    stuck = [i for i, l in enumerate(lines) if l.startswith("loader ") and "still running" in l]
+    if stuck:     # scx_stop's report: the loader's threads and their stacks
+        report = text.splitlines()[stuck[0]:stuck[0] + 60]
+        v.failures.append("sched_ext loader did not exit after SIGINT:\n" + "\n".join(report))
+    elif "rc 0" not in lines or "state disabled" not in lines:
         v.failures.append(f"sched_ext loader did not unload cleanly: {lines[:3]}")
     finals = [r for r in scx.parse_stats(text) if r["kind"] == "final"]
     v.counts["scx_loads"] = len(finals)
