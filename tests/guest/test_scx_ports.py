@@ -75,6 +75,24 @@ hackbench -g 4 -l 100 >/dev/null
 scx_stop
 cat /tmp/migdis.log
 
+section offline_queued
+# Twelve CPU-bound tasks allowed on CPUs 2 and 3 only (mask c): about five
+# wait in each CPU's queue; CPU 3 goes offline with its queue full.
+scx_start /tmp/offq.log scx_idlesteal
+P=""
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do taskset c sh -c 'while :; do :; done' & P="$P $!"; done
+sleep 2
+echo 0 > /sys/devices/system/cpu/cpu3/online && echo "cpu3 offline"
+sleep 7
+for p in $P; do set -- $(cut -d' ' -f14 /proc/$p/stat); eval "u0_$p=$1"; done
+sleep 3
+for p in $P; do set -- $(cut -d' ' -f14 /proc/$p/stat); eval 'u0=$u0_'$p; echo "spinner $p ticks $(($1 - u0))"; done
+echo "sched_ext $(cat /sys/kernel/sched_ext/state)"
+kill $P; wait $P 2>/dev/null || true
+echo 1 > /sys/devices/system/cpu/cpu3/online
+scx_stop
+cat /tmp/offq.log
+
 section veristat
 veristat -o csv -e file,prog,verdict,insns,states,duration {VERISTAT_OBJ} 2>&1 || echo "veristat rc $?"
 """
@@ -142,6 +160,25 @@ def test_migration_disabled_tasks_never_moved(scx_run):
     for section in ("on", "off", "switch", "hotplug", "migdis"):
         final = scx.final_stats(scx_run.sections[section])
         assert int(final["migdis"]) >= 0, final
+
+
+def test_cpu_offline_with_tasks_queued_there(scx_run):
+    """A CPU taken offline with tasks in its queue: its runqueue's tasks are
+    queued again by the kernel before ops.cpu_offline() (rq_offline_scx()
+    re-enqueues them to the local DSQ, and balance_push() moves them off;
+    6.12.117 does it as 7.2 does), so none is stranded there.  Ten seconds
+    after the offline, past the watchdog's 5 s, the scheduler is still in
+    charge, was never ejected, and each of the twelve tasks that were on
+    CPUs 2 and 3 ran in the last 3 s."""
+    text = scx_run.sections["offline_queued"]
+    clean_cycle(scx_run, "offline_queued", "idlesteal")
+    got = lines(scx_run, "offline_queued")
+    assert "cpu3 offline" in got and "sched_ext enabled" in got, got
+    ticks = [int(l.split()[-1]) for l in got if l.startswith("spinner ")]
+    assert len(ticks) == 12 and min(ticks) > 0, got
+    exits = [l for l in got if l.startswith("EXIT")]
+    assert exits == ["EXIT: unregistered from user space"], text[-2000:]
+    assert "restarting" not in text, text[-2000:]
 
 
 def test_enqueue_migration_disabled_switch(scx_run):

@@ -2099,14 +2099,20 @@ void BPF_STRUCT_OPS(idlesteal_cgroup_set_idle, struct cgroup *cgrp, bool idle)
  * change (the loader then loads it again, which under QEMU TCG takes 1-2 s
  * of BPF verification, and a change meanwhile aborts the load).
  *
- * A CPU going offline: sched_ext stops calling ops.enqueue() for tasks of
- * its runqueue once it is not active, and when it goes down moves every
- * task of its runqueue, ours included (rq_offline_scx()).  A task in a
- * CPU's queue is always on that CPU's runqueue: the queue is the one of
+ * A CPU going offline: sched_cpu_deactivate() takes it out of the active
+ * mask, waits for an RCU grace period (the CPU still dispatches and
+ * ops.enqueue() is still called for its runqueue meanwhile), takes its
+ * runqueue offline, and only then calls ops.cpu_offline().  Taking the
+ * runqueue offline (rq_offline_scx()) puts every task of it that is not
+ * on its local DSQ there, without ops.enqueue(), and balance_push() moves
+ * them to active CPUs; 7.2 and 6.12.117 do both, in this order.  A task in
+ * a CPU's queue is always on that CPU's runqueue: the queue is the one of
  * task_cpu() when it is inserted (the fallback queue and a remote CPU's
  * local DSQ are the exceptions, and neither belongs to a CPU), and a task
- * leaves the queue before it migrates.  So nothing is left behind; the CPU
- * is only dropped from its LLC's overload mask so that stealers skip it.
+ * leaves the queue before it migrates.  So the queue is empty when
+ * ops.cpu_offline() runs (the ports' guest test takes a CPU offline with
+ * tasks in its queue); the CPU is only dropped from its LLC's overload
+ * mask so that stealers skip it.
  *
  * The loader sees the online CPUs change within 100 ms and rewrites the
  * topology tables; until then a CPU that was offline when they were last
