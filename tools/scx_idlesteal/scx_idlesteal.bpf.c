@@ -167,6 +167,8 @@ char _license[] SEC("license") = "GPL";
 #define MAX_CHUNKS		(MAX_LLC_CPUS / CHUNK_BITS)
 #define STEAL_MAX_VICTIMS	4
 #define STEAL_MAX_WALK		32	/* as SCHED_NR_MIGRATE_BREAK */
+/* Idle picks that may pass over an offline CPU (pick_idle_online()). */
+#define PICK_TRIES		4
 #define STEAL_COST_CLAMP_NS	500000ULL
 #define STEAL_COST_DECAY_NS	1000000000ULL
 #define STEAL_TIME_EVERY	8	/* searches per timed one: see steal_timed() */
@@ -284,6 +286,7 @@ enum stat_idx {
 	IDLESTEAL_STAT_WAKER_CPU,	/* sync wakees, none idle, placed on the waker's CPU */
 	IDLESTEAL_STAT_TIMED,		/* searches timed (1 in STEAL_TIME_EVERY) */
 	IDLESTEAL_STAT_WAKE_BOUNDED,	/* wakeups queued at the bound behind the queue's head */
+	IDLESTEAL_STAT_OFFLINE_IDLE,	/* idle claims that got an offline CPU, passed over */
 	IDLESTEAL_NR_STATS,
 };
 
@@ -687,6 +690,39 @@ s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 }
 
 /*
+ * Is @cpu online?  A CPU keeps its bit in sched_ext's idle mask when it
+ * goes offline (its last pick was the idle task), so an idle search can
+ * claim it; kicked, it does not wake, and the task it was claimed for
+ * waits for whichever CPU looks next.  Claiming it clears the bit, so a
+ * search that passes one over does not meet it again until it has been
+ * online and idle.
+ */
+static bool claimed_online(s32 cpu)
+{
+	const struct cpumask *online = scx_bpf_get_online_cpumask();
+	bool on = bpf_cpumask_test_cpu(cpu, online);
+
+	scx_bpf_put_cpumask(online);
+	if (!on)
+		stat_add(IDLESTEAL_STAT_OFFLINE_IDLE, 1);
+	return on;
+}
+
+/* scx_bpf_pick_idle_cpu() of @mask, passing over offline CPUs; or -EBUSY. */
+static s32 pick_idle_online(const struct cpumask *mask, u64 flags)
+{
+	s32 cpu;
+	u32 i;
+
+	bpf_for(i, 0, PICK_TRIES) {
+		cpu = scx_bpf_pick_idle_cpu(mask, flags);
+		if (cpu < 0 || claimed_online(cpu))
+			return cpu;
+	}
+	return -EBUSY;
+}
+
+/*
  * Kick @cpu, an idle CPU claimed for a task it is to take.  Its next search
  * skips the cost gate: the gate guesses whether a CPU about to go idle
  * stays idle long enough to pay for a search, and a CPU woken for a known
@@ -729,7 +765,7 @@ static __always_inline s32 claim_in_llc(struct task_struct *p, u32 llc, u32 n, u
 			continue;
 		if (whole && !bpf_cpumask_test_cpu(c, whole))
 			continue;
-		if (scx_bpf_test_and_clear_cpu_idle(c))
+		if (scx_bpf_test_and_clear_cpu_idle(c) && claimed_online(c))
 			return c;
 	}
 	return -1;
@@ -1009,7 +1045,7 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_add(IDLESTEAL_STAT_FALLBACK, 1);
 		__sync_fetch_and_add(&nr_fallback, 1);
 		scx_bpf_dsq_insert_vtime(p, FALLBACK_DSQ, slice(), vtime, enq_flags);
-		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+		idle = pick_idle_online(p->cpus_ptr, 0);
 		if (idle >= 0)
 			kick_to_steal(idle);
 		return;
@@ -1051,9 +1087,9 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 	if (stealer < 0 && steal_enabled && enqueue_kick && !looked) {
 		idle = -1;
 		if (kick_whole_core)
-			idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
+			idle = pick_idle_online(p->cpus_ptr, SCX_PICK_IDLE_CORE);
 		if (idle < 0)
-			idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+			idle = pick_idle_online(p->cpus_ptr, 0);
 		if (idle >= 0) {
 			stat_add(IDLESTEAL_STAT_REMOTE_IDLE, 1);
 			scx_bpf_task_set_dsq_vtime(p, vtime);

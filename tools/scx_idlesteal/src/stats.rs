@@ -14,7 +14,7 @@ use scx_stats_derive::{Stats, stat_doc};
 use serde::{Deserialize, Serialize};
 
 /// How many counters the BPF side keeps (IDLESTEAL_NR_STATS).
-pub const NR_STATS: usize = 29;
+pub const NR_STATS: usize = 30;
 
 /// The names the BPF side counts under, in enum stat_idx's order (the
 /// loader's "stats" and "final" lines, parsed by idlesteal/scx/own.py).
@@ -23,7 +23,7 @@ pub const NAMES: [&str; NR_STATS] = [
     "remote_llc", "fallback", "sync_queued", "recheck", "idle_kick", "pulls",
     "fallback_run", "migdis", "remote_idle", "yield_keep", "yield_give", "hotplug",
     "kept", "pull_llc", "starved", "preempt", "short", "kick_core", "none_idle",
-    "waker_cpu", "timed", "wake_bounded",
+    "waker_cpu", "timed", "wake_bounded", "offline_idle",
 ];
 
 #[stat_doc]
@@ -88,6 +88,8 @@ pub struct Metrics {
     pub timed: u64,
     #[stat(desc = "Wakeups queued at the bound behind their queue's head (a crowded CPU)")]
     pub wake_bounded: u64,
+    #[stat(desc = "Idle CPUs claimed that were offline (their idle bit stays set): passed over")]
+    pub offline_idle: u64,
     #[stat(desc = "1 while stealing is on (SIGUSR1 off, SIGUSR2 on)")]
     pub steal_on: u64,
 }
@@ -103,7 +105,7 @@ impl Metrics {
             yield_give: t(17), hotplug: t(18), kept: t(19), pull_llc: t(20),
             starved: t(21), preempt: t(22), short: t(23), kick_core: t(24),
             none_idle: t(25), waker_cpu: t(26), timed: t(27), wake_bounded: t(28),
-            steal_on: steal_on as u64,
+            offline_idle: t(29), steal_on: steal_on as u64,
         }
     }
 
@@ -151,6 +153,7 @@ impl Metrics {
             waker_cpu: d(self.waker_cpu, prev.waker_cpu),
             timed: d(self.timed, prev.timed),
             wake_bounded: d(self.wake_bounded, prev.wake_bounded),
+            offline_idle: d(self.offline_idle, prev.offline_idle),
             steal_on: self.steal_on,
         }
     }
