@@ -399,10 +399,11 @@ static u64 vtime_now;
 
 /*
  * Tasks put in the fallback queue less those taken from it (take_fallback()):
- * at least the number queued there, more after the kernel dequeued one
- * (a property change while it waited) that it then queued again.  Only a
+ * at least the number queued there, more after one left it another way
+ * (the kernel dequeued it for a property change, or it exited).  Only a
  * gate: 0 means the fallback queue is empty, so ops.yield() need not look
- * (counting a DSQ is a hash table lookup by its id).
+ * (counting a DSQ is a hash table lookup by its id); fallback_maybe()
+ * resets it when it finds the queue empty.
  */
 static u64 nr_fallback;
 
@@ -1568,6 +1569,28 @@ static bool take_fallback(s32 cpu, const struct want *w)
 	return false;
 }
 
+/*
+ * Might the fallback queue hold a task?  Where nr_fallback says so but the
+ * queue is empty, it is reset to 0, unless a task was counted in since it
+ * was read (the compare-and-swap fails, the count stays): without that,
+ * a count left behind by tasks that left the queue uncounted would make
+ * every later sched_yield() pay the queue's lookup.  A task counted in but
+ * not yet in the queue when it is reset is not seen by ops.yield() until
+ * the next one is counted: it waits for the next CPU of its mask to
+ * dispatch, as it does when no CPU yields.
+ */
+static bool fallback_maybe(void)
+{
+	u64 n = READ_ONCE(nr_fallback);
+
+	if (!n)
+		return false;
+	if (scx_bpf_dsq_nr_queued(FALLBACK_DSQ) > 0)
+		return true;
+	__sync_val_compare_and_swap(&nr_fallback, n, 0);
+	return false;
+}
+
 /* Is a task in the fallback queue that may run on @cpu? */
 static bool fallback_for(s32 cpu)
 {
@@ -1868,7 +1891,7 @@ void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
  * supported: no boost, false.
  *
  * "Waiting" is read from this CPU's overload bit and the fallback gate
- * (nr_fallback), not by counting the two queues: counting a DSQ looks it
+ * (fallback_maybe()), not by counting the two queues: counting a DSQ looks it
  * up by id in a hash table, and the two counts made sysbench threads
  * 1.13-1.18x slower (1M sched_yield() calls;
  * experiments/2026-11-27-scx-yield-cost/).
@@ -1887,7 +1910,7 @@ bool BPF_STRUCT_OPS(idlesteal_yield, struct task_struct *from, struct task_struc
 		return false;
 	cpu = scx_bpf_task_cpu(from);
 	if (is_overloaded(cpu_llc_of(cpu), cpu_pos_of(cpu)) ||
-	    (READ_ONCE(nr_fallback) && fallback_for(cpu))) {
+	    (fallback_maybe() && fallback_for(cpu))) {
 		struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, from, 0, 0);
 
 		if (tctx)
