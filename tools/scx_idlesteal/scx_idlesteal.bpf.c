@@ -907,8 +907,10 @@ static s32 preempt_victim(struct task_struct *p, s32 cpu, u64 vtime)
  * still keeps up with the tasks of a loaded machine (each busy CPU starts
  * or keeps a task at least once a slice, each time moving it up to a
  * quarter slice), and a task of weight 1 moves it no faster than one of
- * nice 0.  Updates from two CPUs may race, as they did before the bound:
- * the later write wins, a step at most.
+ * nice 0.  The clock only moves forward: an update is a compare-and-swap
+ * from the value it was computed from, and one that finds the clock moved
+ * by another CPU meanwhile is dropped (a plain store could put back an
+ * older value, and a step of the clock with it).
  *
  * Placing waking tasks by the clock of their CPU instead (the earliest of
  * vtime_now, the head of its queue and its running task, fb2b401 to
@@ -922,12 +924,12 @@ static s32 preempt_victim(struct task_struct *p, s32 cpu, u64 vtime)
 
 static void advance_clock(u64 vtime)
 {
-	u64 step = CLOCK_STEP;
+	u64 now = READ_ONCE(vtime_now), step = CLOCK_STEP;
 
-	if (time_before(vtime_now + step, vtime))
-		vtime = vtime_now + step;
-	if (time_before(vtime_now, vtime))
-		vtime_now = vtime;
+	if (time_before(now + step, vtime))
+		vtime = now + step;
+	if (time_before(now, vtime))
+		__sync_val_compare_and_swap(&vtime_now, now, vtime);
 }
 
 static u64 vtime_charge(struct task_struct *p, u64 ran);
