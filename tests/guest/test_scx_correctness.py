@@ -435,9 +435,9 @@ mkdir -p $CG/slight $CG/sheavy
 echo 1 > $CG/slight/cpu.weight
 echo 10000 > $CG/sheavy/cpu.weight
 scx_start /tmp/starve.log scx_idlesteal -t {STARVE_TIMEOUT_MS}
-sh -c "echo \$\$ > $CG/sheavy/cgroup.procs; exec taskset -c {STARVE_CPU} hogs -n {STARVE_HEAVY} -w 1 -d {STARVE_SECONDS}" > /dev/null &
+sh -c "echo \\$\\$ > $CG/sheavy/cgroup.procs; exec taskset -c {STARVE_CPU} hogs -n {STARVE_HEAVY} -w 1 -d {STARVE_SECONDS}" > /dev/null &
 a=$!
-sh -c "echo \$\$ > $CG/slight/cgroup.procs; exec taskset -c {STARVE_CPU} hogs -n 2 -w 1 -d {STARVE_SECONDS}" > /tmp/starve.out &
+sh -c "echo \\$\\$ > $CG/slight/cgroup.procs; exec taskset -c {STARVE_CPU} hogs -n 2 -w 1 -d {STARVE_SECONDS}" > /tmp/starve.out &
 b=$!
 wait $a $b || echo "hogs rc $?"
 echo "light $(grep RESULT /tmp/starve.out)"
