@@ -1,10 +1,10 @@
 """scx_idlesteal on the other kernel bases (docs/ports.md): the `scx` variant of
 a port (configs/variants.<base>: guest.config + scx.config, no
 steal.config; on Debian's source as fetched, or on 7.3 the series' tree
-with STEAL off at boot), scx_simple and scx_idlesteal
-built from that base's own tools/sched_ext (its headers, libbpf and
-bpftool; scx_idlesteal.bpf.c maps the kfunc names of 6.12's headers itself),
-and the guest part of tests/guest/test_scx.py run there, in one 2x2x2 boot:
+with STEAL off at boot), scx_simple built from that base's own
+tools/sched_ext (its headers, libbpf and bpftool) and scx_idlesteal built
+by cargo as for every base (scx_cargo's headers map the kfunc names to the
+running kernel's at load time), and the guest part of tests/guest/test_scx.py run there, in one 2x2x2 boot:
 sched_ext idle at boot, scx_simple loads and unloads, scx_idlesteal steals
 under hackbench with stealing on and not with it off, keeps every task in
 its mask (affinity_check), switches at run time, stays loaded through CPU

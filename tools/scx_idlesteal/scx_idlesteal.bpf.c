@@ -80,82 +80,10 @@
 #include <scx/common.bpf.h>
 
 /*
- * One source for the headers of 6.12's tools/sched_ext and of 7.x's.  From
- * 6.13 the headers name the kfuncs by their new verbs (scx_bpf_dsq_insert*,
- * scx_bpf_dsq_move*) and their compat.bpf.h maps each to what the running
- * kernel has, down to 6.12's scx_bpf_dispatch* at load time (CO-RE); they
- * also bring time_before(), scale_by_task_weight_inverse(), the peek, the
- * slice/vtime setters and an is_migration_disabled() that tells the
- * program's own count on the current task from a real one.  6.12's own
- * headers have none of that (6.12.117's is_migration_disabled() takes any
- * count for one): its compat.bpf.h is the one that still defines
- * __COMPAT_scx_bpf_dispatch_from_dsq(), and with it the block below spells
- * the new names in 6.12's kfuncs, so the code after it is the same for both.
+ * Built by scx_cargo with the scx repository's headers, whose compat.bpf.h
+ * maps each kfunc's newer name to the one the running kernel has, down to
+ * 6.12's, at load time: one object loads on 6.12, 7.2 and 7.3 (CO-RE).
  */
-#ifdef __COMPAT_scx_bpf_dispatch_from_dsq
-#define IDLESTEAL_SCX_612_HEADERS	1
-
-#define scx_bpf_dsq_insert(p, dsq_id, slice, enq_flags)				\
-	scx_bpf_dispatch((p), (dsq_id), (slice), (enq_flags))
-#define scx_bpf_dsq_insert_vtime(p, dsq_id, slice, vtime, enq_flags)		\
-	scx_bpf_dispatch_vtime((p), (dsq_id), (slice), (vtime), (enq_flags))
-/* 6.12 has no enqueue flags for a consume. */
-#define scx_bpf_dsq_move_to_local(dsq_id, enq_flags)	scx_bpf_consume((dsq_id))
-#define scx_bpf_dsq_move(it, p, dsq_id, enq_flags)				\
-	__COMPAT_scx_bpf_dispatch_from_dsq((it), (p), (dsq_id), (enq_flags))
-
-/* 6.12 lets a struct_ops program write these two fields directly. */
-static __always_inline void scx_bpf_task_set_slice(struct task_struct *p, u64 slice)
-{
-	p->scx.slice = slice;
-}
-
-static __always_inline void scx_bpf_task_set_dsq_vtime(struct task_struct *p, u64 vtime)
-{
-	p->scx.dsq_vtime = vtime;
-}
-
-static __always_inline bool time_before(u64 a, u64 b)
-{
-	return (s64)(a - b) < 0;
-}
-
-static __always_inline u64 scale_by_task_weight_inverse(const struct task_struct *p,
-							 u64 value)
-{
-	return value * 100 / p->scx.weight;
-}
-
-/* The first task of a DSQ: 6.12 has no scx_bpf_dsq_peek(); walk one step. */
-static __always_inline struct task_struct *__COMPAT_scx_bpf_dsq_peek(u64 dsq_id)
-{
-	struct bpf_iter_scx_dsq it;
-	struct task_struct *first = NULL;
-
-	if (!bpf_iter_scx_dsq_new(&it, dsq_id, 0))
-		first = bpf_iter_scx_dsq_next(&it);
-	bpf_iter_scx_dsq_destroy(&it);
-	return first;
-}
-
-/*
- * Whether @p may not leave its CPU.  BPF programs run with migration
- * disabled, so the task running this program counts one more than it
- * would: a count of one on the current task is the program's own.
- */
-static __always_inline bool idlesteal_migration_disabled(const struct task_struct *p)
-{
-	if (!bpf_core_field_exists(p->migration_disabled))
-		return false;
-	if (p->migration_disabled > 1)
-		return true;
-	return p->migration_disabled == 1 && p != bpf_get_current_task_btf();
-}
-#define is_migration_disabled(p)	idlesteal_migration_disabled((p))
-
-/* 6.12 has no scx_bpf_now() (6.14), nor a compat macro for it. */
-#define scx_bpf_now()	bpf_ktime_get_ns()
-#endif	/* 6.12's tools/sched_ext headers */
 
 char _license[] SEC("license") = "GPL";
 
@@ -454,7 +382,7 @@ static u64 task_slice(s32 cpu)
  * The time stamps of the callbacks that run at every switch and wakeup (a
  * task starts running, a CPU dispatches or goes idle): this CPU's rq clock,
  * scx_bpf_now(), as the peers take them (bpf_ktime_get_ns() before 6.14:
- * compat.bpf.h, and the 6.12 block above).  bpf_ktime_get_ns() reads the
+ * compat.bpf.h).  bpf_ktime_get_ns() reads the
  * clocksource, which in an 8-vCPU TCG guest is the HPET (its TSCs are
  * found unsynchronized at boot), an emulated device whose reads QEMU
  * serializes: with it ops.running() took 28 us a call on 2x2x2 (8 vCPUs
