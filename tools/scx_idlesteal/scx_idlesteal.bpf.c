@@ -238,7 +238,12 @@ struct cpu_ctx {
 	 * wakeup preemption: its vtime when it started, when it started
 	 * (0: none of ours runs), its weight.  A task kept running at a slice
 	 * end is not started again, so its vtime now is estimated from the
-	 * time since it started (curr_vtime_now()).
+	 * time since it started (curr_vtime_now()).  Other CPUs read the three
+	 * without a lock or barrier while this CPU may be rewriting them (it
+	 * clears curr_at first and sets it last): a reader can pair one task's
+	 * curr_at with the next one's vtime or weight.  That only moves one
+	 * estimate of preempt_victim(), which then preempts another CPU or
+	 * none; the choice is a heuristic, no invariant depends on it.
 	 */
 	u64 curr_vtime;
 	u64 curr_at;
@@ -483,6 +488,26 @@ static bool is_overloaded(u32 llc, u32 pos)
 static void refresh_overloaded(s32 cpu)
 {
 	set_overloaded(cpu, scx_bpf_dsq_nr_queued(cpu) > 0);
+}
+
+/*
+ * After a steal from @victim's queue, by another CPU, without @victim's
+ * lock: clear its bit if the queue is empty, then look again.  An enqueue
+ * on @victim in between may have found the bit still set and left it
+ * (set_overloaded() writes only on a change), and a clear after that
+ * would hide its task from every stealer.  The second look sees that task
+ * unless its insert has not landed yet (it completes after ops.enqueue()
+ * returns); then the bit stays clear until @victim's next dispatch sets
+ * it, and the task waits for @victim or that dispatch, a slice at most.
+ */
+static void refresh_victim(s32 victim)
+{
+	if (scx_bpf_dsq_nr_queued(victim) <= 0) {
+		set_overloaded(victim, false);
+		if (scx_bpf_dsq_nr_queued(victim) <= 0)
+			return;
+	}
+	set_overloaded(victim, true);
 }
 
 static u64 wake_vtime(struct task_struct *p);
@@ -1129,7 +1154,7 @@ static bool steal_from(s32 cpu, s32 victim, const struct want *w)
 		if (wanted(cpu, p, w)) {
 			moved = scx_bpf_dsq_move_to_local(victim, 0);
 			if (moved)
-				refresh_overloaded(victim);
+				refresh_victim(victim);
 			return moved;
 		}
 	}
@@ -1164,7 +1189,7 @@ static bool steal_from(s32 cpu, s32 victim, const struct want *w)
 		break;
 	}
 	if (moved)
-		refresh_overloaded(victim);
+		refresh_victim(victim);
 	return moved;
 }
 
