@@ -24,11 +24,13 @@ use anyhow::{Context, Result, bail};
 use bpf_skel::*;
 use clap::Parser;
 use crossbeam::channel::RecvTimeoutError;
-use libbpf_rs::{AsRawLibbpf, MapCore, MapFlags, OpenObject};
 use libbpf_rs::skel::Skel;
+use libbpf_rs::{AsRawLibbpf, MapCore, MapFlags, OpenObject};
 use scx_stats::prelude::*;
-use scx_utils::{Topology, UserExitInfo, compat, scx_ops_attach, scx_ops_load, scx_ops_open,
-                uei_exited, uei_report};
+use scx_utils::{
+    Topology, UserExitInfo, compat, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited,
+    uei_report,
+};
 
 use stats::Metrics;
 use topo::Tables;
@@ -158,12 +160,19 @@ impl<'a> Scheduler<'a> {
     fn init(opts: &Opts, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
         let nr_cpus = libbpf_rs::num_possible_cpus()?;
         if nr_cpus > topo::MAX_CPUS {
-            bail!("{nr_cpus} possible CPUs, at most {} supported", topo::MAX_CPUS);
+            bail!(
+                "{nr_cpus} possible CPUs, at most {} supported",
+                topo::MAX_CPUS
+            );
         }
         let mut builder = BpfSkelBuilder::default();
         builder.obj_builder.debug(opts.verbose);
-        let mut skel = scx_ops_open!(builder, open_object, idlesteal_ops, 
-                                    None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>)?;
+        let mut skel = scx_ops_open!(
+            builder,
+            open_object,
+            idlesteal_ops,
+            None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>
+        )?;
 
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
         if let Some(us) = opts.slice_us {
@@ -185,7 +194,11 @@ impl<'a> Scheduler<'a> {
         if !set_idle {
             skel.progs.idlesteal_cgroup_set_idle.set_autoload(false);
         }
-        let set_idle_prog = skel.progs.idlesteal_cgroup_set_idle.as_libbpf_object().as_ptr();
+        let set_idle_prog = skel
+            .progs
+            .idlesteal_cgroup_set_idle
+            .as_libbpf_object()
+            .as_ptr();
         let ops = skel.struct_ops.idlesteal_ops_mut();
         if set_idle {
             ops.cgroup_set_idle = set_idle_prog;
@@ -198,15 +211,16 @@ impl<'a> Scheduler<'a> {
             // 0 on 6.12, which passes them to ops.enqueue() anyway.
             let flag = *compat::SCX_OPS_ENQ_MIGRATION_DISABLED;
             if flag == 0 {
-                eprintln!("{NAME}: -m: no SCX_OPS_ENQ_MIGRATION_DISABLED on this kernel \
-                           (6.12 always passes migration-disabled tasks to ops.enqueue())");
+                eprintln!(
+                    "{NAME}: -m: no SCX_OPS_ENQ_MIGRATION_DISABLED on this kernel \
+                           (6.12 always passes migration-disabled tasks to ops.enqueue())"
+                );
             }
             ops.flags |= flag;
         }
 
         let online = topo::online()?;
-        let tables = Tables::new(&Topology::new()?, nr_cpus)
-            .context("cannot read the topology")?;
+        let tables = Tables::new(&Topology::new()?, nr_cpus).context("cannot read the topology")?;
         install(skel.maps.bss_data.as_mut().unwrap(), &tables);
         println!("topology: {}, online {online}", tables.describe());
 
@@ -219,18 +233,40 @@ impl<'a> Scheduler<'a> {
         let mut skel = scx_ops_load!(skel, idlesteal_ops, uei)?;
         let link = scx_ops_attach!(skel, idlesteal_ops)?;
         let stats_server = StatsServer::new(stats::server_data()).launch()?;
-        println!("{NAME}: loaded, stealing {}{}{}{}, watchdog {watchdog_ms} ms, slices {}, \
+        println!(
+            "{NAME}: loaded, stealing {}{}{}{}, watchdog {watchdog_ms} ms, slices {}, \
                   wakeup preemption {}",
-                 if opts.off { "off" } else { "on" },
-                 if opts.nearest_llc { ", nearest LLC of the node too" } else { "" },
-                 if opts.no_kick { ", no arrival kick" }
-                 else if opts.any_cpu_kick { ", kicks any idle CPU" } else { "" },
-                 if opts.enq_migration_disabled { ", enqueues migration-disabled tasks" }
-                 else { "" },
-                 if opts.fixed_slices { "fixed" } else { "scaled" },
-                 if opts.no_preempt { "off" } else { "on" });
-        Ok(Scheduler { skel, cost: opts.cost, link: Some(link), stats_server, nr_cpus, online, installed: tables,
-                       quiet: opts.quiet })
+            if opts.off { "off" } else { "on" },
+            if opts.nearest_llc {
+                ", nearest LLC of the node too"
+            } else {
+                ""
+            },
+            if opts.no_kick {
+                ", no arrival kick"
+            } else if opts.any_cpu_kick {
+                ", kicks any idle CPU"
+            } else {
+                ""
+            },
+            if opts.enq_migration_disabled {
+                ", enqueues migration-disabled tasks"
+            } else {
+                ""
+            },
+            if opts.fixed_slices { "fixed" } else { "scaled" },
+            if opts.no_preempt { "off" } else { "on" }
+        );
+        Ok(Scheduler {
+            skel,
+            cost: opts.cost,
+            link: Some(link),
+            stats_server,
+            nr_cpus,
+            online,
+            installed: tables,
+            quiet: opts.quiet,
+        })
     }
 
     /// Read and install the topology of the CPUs online now if they are not
@@ -282,7 +318,10 @@ impl<'a> Scheduler<'a> {
         for (name, v) in stats::NAMES.iter().zip(self.totals()) {
             line.push_str(&format!(" {name}={v}"));
         }
-        println!("{line} steal={}", if self.steal_on() { "on" } else { "off" });
+        println!(
+            "{line} steal={}",
+            if self.steal_on() { "on" } else { "off" }
+        );
     }
 
     /// Per CPU: the steal gate's averages (a search is made while
@@ -318,21 +357,28 @@ impl<'a> Scheduler<'a> {
             let ret = unsafe {
                 libbpf_rs::libbpf_sys::bpf_obj_get_info_by_fd(
                     prog.as_fd().as_raw_fd(),
-                    (&mut info as *mut libbpf_rs::libbpf_sys::bpf_prog_info).cast(), &mut len)
+                    (&mut info as *mut libbpf_rs::libbpf_sys::bpf_prog_info).cast(),
+                    &mut len,
+                )
             };
             let name = prog.name().to_string_lossy();
             let name = name.strip_prefix("idlesteal_").unwrap_or(&name).to_string();
             if ret != 0 {
-                eprintln!("{NAME}: --cost: no run time for {name}: {}",
-                          std::io::Error::last_os_error());
+                eprintln!(
+                    "{NAME}: --cost: no run time for {name}: {}",
+                    std::io::Error::last_os_error()
+                );
                 continue;
             }
             rows.push((info.run_time_ns, info.run_cnt, name));
         }
         rows.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)));
         for (ns, cnt, name) in rows {
-            let mean = if cnt > 0 { ns / cnt } else { 0 };
-            println!("cost {name} calls {cnt} mean_ns {mean} total_ms {}", ns / 1_000_000);
+            let mean = ns.checked_div(cnt).unwrap_or(0);
+            println!(
+                "cost {name} calls {cnt} mean_ns {mean} total_ms {}",
+                ns / 1_000_000
+            );
         }
     }
 
@@ -408,16 +454,27 @@ fn main() {
 
 fn run(opts: &Opts) -> Result<()> {
     if opts.version {
-        println!("{NAME} {}", scx_utils::build_id::full_version(env!("CARGO_PKG_VERSION")));
+        println!(
+            "{NAME} {}",
+            scx_utils::build_id::full_version(env!("CARGO_PKG_VERSION"))
+        );
         return Ok(());
     }
     if opts.help_stats {
         stats::server_data().describe_meta(&mut std::io::stdout(), None)?;
         return Ok(());
     }
-    let level = if opts.verbose { simplelog::LevelFilter::Debug } else { simplelog::LevelFilter::Info };
-    simplelog::TermLogger::init(level, simplelog::Config::default(),
-                                simplelog::TerminalMode::Stderr, simplelog::ColorChoice::Never)?;
+    let level = if opts.verbose {
+        simplelog::LevelFilter::Debug
+    } else {
+        simplelog::LevelFilter::Info
+    };
+    simplelog::TermLogger::init(
+        level,
+        simplelog::Config::default(),
+        simplelog::TerminalMode::Stderr,
+        simplelog::ColorChoice::Never,
+    )?;
 
     let shutdown = Arc::new(AtomicBool::new(false));
     let flag = shutdown.clone();
@@ -425,8 +482,14 @@ fn run(opts: &Opts) -> Result<()> {
         .context("cannot set the SIGINT/SIGTERM handler")?;
     // SAFETY: the handler only stores into an atomic.
     unsafe {
-        libc::signal(libc::SIGUSR1, on_steal_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
-        libc::signal(libc::SIGUSR2, on_steal_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        libc::signal(
+            libc::SIGUSR1,
+            on_steal_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGUSR2,
+            on_steal_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
     }
 
     if let Some(secs) = opts.monitor.or(opts.stats) {
@@ -450,8 +513,10 @@ fn run(opts: &Opts) -> Result<()> {
             libbpf_rs::libbpf_sys::bpf_enable_stats(libbpf_rs::libbpf_sys::BPF_STATS_RUN_TIME)
         };
         if fd < 0 {
-            bail!("--cost: cannot turn on the BPF run-time statistics: {}",
-                  std::io::Error::from_raw_os_error(-fd));
+            bail!(
+                "--cost: cannot turn on the BPF run-time statistics: {}",
+                std::io::Error::from_raw_os_error(-fd)
+            );
         }
         // SAFETY: fd is a new descriptor that nothing else owns.
         Some(unsafe { OwnedFd::from_raw_fd(fd) })

@@ -94,7 +94,9 @@ impl Tables {
 
 /// The online CPU list as sysfs writes it, trimmed ("0-7").
 pub fn online() -> Result<String> {
-    Ok(std::fs::read_to_string("/sys/devices/system/cpu/online")?.trim().to_string())
+    Ok(std::fs::read_to_string("/sys/devices/system/cpu/online")?
+        .trim()
+        .to_string())
 }
 
 #[cfg(test)]
@@ -115,8 +117,10 @@ mod tests {
         assert_eq!(t.cpu_pos[5], 1);
         assert_eq!(t.cpu_nr_siblings[5], 1);
         assert_eq!(t.cpu_siblings[5][0], 4);
-        assert_eq!(t.describe(),
-                   "4 LLCs: 4 CPUs (node 0) 4 CPUs (node 0) 4 CPUs (node 1) 4 CPUs (node 1)");
+        assert_eq!(
+            t.describe(),
+            "4 LLCs: 4 CPUs (node 0) 4 CPUs (node 0) 4 CPUs (node 1) 4 CPUs (node 1)"
+        );
     }
 
     /// Possible CPUs that are not in the topology (offline) belong to no LLC.
