@@ -5,14 +5,17 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from idlesteal.runs import asym
+from idlesteal.runs import asym, misfit
 from idlesteal.kernel import build
 from idlesteal.guest import image
+from idlesteal.measure import schedstat
 
 P = asym.get("asym2b2l")
+DATA = Path(__file__).parent / "data"
 
 # What QEMU 7.2's virt machine writes for -smp 4,cores=2,threads=2 (trimmed).
 QEMU_DTS = """/dts-v1/;
@@ -230,3 +233,27 @@ def test_race_layout():
     text = asym.bench_script([2], 10, 1, 30, 5, (wakers, parks))
     assert "placement -n 2 -r 10 -s 30 -i 5 -W 5,6 -P 1,4 || fail placement" in text
     assert "-W" not in asym.bench_script([2], 10, 1, 30, 5)
+
+
+def test_misfit_script_alternates_features_and_frees_the_hogs():
+    s = misfit.script(P, seconds=2, rounds=2)
+    feats = re.findall(r"^echo (\w+) > /sys/kernel/debug/sched/features$", s, re.M)
+    assert feats == ["NO_STEAL", "STEAL", "NO_STEAL", "STEAL"]
+    for sec in ("misfit.NO_STEAL.r0.0", "misfit.STEAL.r1.1"):
+        assert f"section {sec}\n" in s
+    big = P.big_cpus()[::P.threads]
+    assert all(f"taskset -c {c} sh -c 'while :; do usleep 300; done' &" in s for c in big)
+    assert f"taskset -p {(1 << P.ncpus) - 1:x} $p" in s
+    assert s.count("seq 10") == 4
+
+
+def test_misfit_totals_sum_the_llc_newidle_counts():
+    before = (DATA / "schedsnap-2x2x2-before.txt").read_text()
+    after = (DATA / "schedsnap-2x2x2-after.txt").read_text()
+    secs = {f"misfit.{f}.r{r}.{i}": (before if i == 0 else after)
+            for f in misfit.FEATURES for r in range(2) for i in (0, 1)}
+    t = misfit.totals(secs, rounds=2)
+    a, b = schedstat.parse(before), schedstat.parse(after)
+    one = (b.lb_by_domain("newidle", "lb_count")["MC"]
+           - a.lb_by_domain("newidle", "lb_count")["MC"])
+    assert one > 0 and t["STEAL"]["lb_count"] == t["NO_STEAL"]["lb_count"] == 2 * one

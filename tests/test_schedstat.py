@@ -213,6 +213,17 @@ def test_why_needs_every_cpu():
     assert not schedstat.reports_why(snap)
 
 
+def test_why_without_the_retired_reason():
+    """The series' kernels no longer print ni_llc_empty (the LLC's pass is
+    kept on an empty mask): their counters still count, the reason reads 0."""
+    text = with_why(real("schedsnap-2x2x2-before.txt"), WHY_BEFORE)
+    snap = schedstat.parse(text)
+    for c in snap.cpus.values():
+        del c.debug["ni_llc_empty"]
+    assert schedstat.reports_why(snap)
+    assert snap.total("ni_llc_empty") == 0 and snap.total("ni_pass") > 0
+
+
 def test_real_why_capture():
     """`schedsnap` of the steal kernel with the measurement patch (2x2x2,
     hackbench -g 4 -l 200 with STEAL on, tests/guest/test_steal.py's on0 and

@@ -57,7 +57,8 @@ COUNTERS = STEAL_FIELDS + KICK_FIELDS
 # The measurement patch (patches/separate/, "Count why newidle balancing
 # leaves a CPU idle"): what newidle balancing did at the LLC domain, one
 # count per entry by the first reason that applies (NEWIDLE_WHY, summing to
-# ni_calls), the pulls the cost estimate kept from searching (steal_gated),
+# ni_calls; ni_llc_empty, STEAL's skip of the pass on an empty mask, only in
+# runs of the series before it kept the pass, and 0 since), the pulls the cost estimate kept from searching (steal_gated),
 # and the failed pulls by cause (STEAL_FAIL_WHY, summing to steal_failed).
 NEWIDLE_WHY = ("ni_rd_idle", "ni_avg_idle", "ni_below", "ni_llc_empty", "ni_dice",
                "ni_pass", "ni_other")
@@ -240,7 +241,12 @@ def delta(before: Schedstat, after: Schedstat) -> Delta:
                  after.timestamp - before.timestamp, doms, reports_why(after))
 
 
+# The reasons of the series before it kept the LLC's pass on an empty mask,
+# which its kernels no longer print (they read 0).
+RETIRED_WHY = frozenset({"ni_llc_empty"})
+
+
 def reports_why(snap: Schedstat) -> bool:
     """Does every CPU of @snap carry the measurement patch's counters?"""
-    return bool(snap.cpus) and all(all(n in c.debug for n in WHY_FIELDS)
+    return bool(snap.cpus) and all(all(n in c.debug for n in WHY_FIELDS if n not in RETIRED_WHY)
                                    for c in snap.cpus.values())
