@@ -48,6 +48,7 @@ class AsymPreset:
     mem_mb: int = 1024
     boot_timeout: int = 300
     cmdline: tuple[str, ...] = ()
+    nodes: int = 1              # NUMA nodes, cores split evenly in CPU order
     about: str = ""
     qemu: ClassVar[str] = "qemu-system-aarch64"
 
@@ -91,11 +92,18 @@ class AsymPreset:
         return {c: (d << 10) // top for c, d in self.dmips().items()}
 
     def machine_args(self) -> list[str]:
-        return ["-machine", "virt,gic-version=3", "-cpu", QEMU_CPU,
+        args = ["-machine", "virt,gic-version=3", "-cpu", QEMU_CPU,
                 "-accel", "tcg,thread=multi",
                 "-smp", f"{self.ncpus},sockets=1,clusters=1,cores={self.cores},"
                         f"threads={self.threads}",
                 "-m", f"{self.mem_mb}M"]
+        if self.nodes > 1:
+            per, mem = self.ncpus // self.nodes, self.mem_mb // self.nodes
+            for n in range(self.nodes):
+                args += ["-object", f"memory-backend-ram,id=mem{n},size={mem}M",
+                         "-numa", f"node,nodeid={n},cpus={n * per}-{(n + 1) * per - 1},"
+                                  f"memdev=mem{n}"]
+        return args
 
     def qemu_command(self, kernel: Path, initrd: Path, console: Path, out: Path,
                      cmdline: list[str]) -> list[str]:
@@ -118,12 +126,16 @@ class AsymPreset:
     def describe(self) -> str:
         return (f"{self.name}: {self.big} big ({self.big_dmips}) + {self.little} little "
                 f"({self.little_dmips}) core(s) x {self.threads} thread(s) = {self.ncpus} "
-                f"arm64 CPUs, {self.mem_mb} MiB" + (f" — {self.about}" if self.about else ""))
+                f"arm64 CPUs, {self.mem_mb} MiB"
+                + (f", {self.nodes} NUMA nodes" if self.nodes > 1 else "")
+                + (f" — {self.about}" if self.about else ""))
 
 
 PRESETS: dict[str, AsymPreset] = {p.name: p for p in [
     AsymPreset("asym2b2l", 2, 2, about="2 big + 2 little SMT2 cores, one LLC"),
     AsymPreset("asym1b1l", 1, 1, about="smallest asym + SMT guest"),
+    AsymPreset("asym2node", 2, 2, nodes=2,
+               about="asym2b2l as two NUMA nodes (big, little) from the device tree"),
 ]}
 DEFAULT_PRESET = "asym2b2l"
 

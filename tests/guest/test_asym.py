@@ -5,13 +5,15 @@ while sched features (static keys) are flipped under multi-threaded TCG.
 A second boot checks that stealing respects capacity: CPU hogs are not
 stolen onto a little CPU, short requests still are.  A third shows that
 STEAL leaves newidle balancing's pass at the LLC, and with it the moves of
-misfit tasks, as it is.
+misfit tasks, as it is.  A fourth, of two NUMA nodes, that
+sched_steal_node_limit= counts the nodes of every CPU.
 
 IDLESTEAL_TEST_NO_BUILD=1 uses the arm64 kernel already built.
 """
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -149,3 +151,30 @@ def test_steal_keeps_the_llc_pass_for_misfit_tasks(misfit_run):
     assert off["lb_count"] > 100, f"too few newidle passes at the LLC: {misfit_run}"
     assert on["lb_count"] >= 0.7 * off["lb_count"], misfit_run
     assert on["lb_imbalance_misfit"] > 0 or off["lb_imbalance_misfit"] < 5, misfit_run
+
+
+DISABLED = re.compile(r"sched: task stealing disabled: (\d+) NUMA nodes with CPUs, "
+                      r"sched_steal_node_limit=(\d+)")
+
+
+@pytest.fixture(scope="module")
+def node_run(arm64_guest):
+    preset = asym.get("asym2node")
+    kernel, initrd = arm64_guest
+    script = ("section nodes\ncat /sys/devices/system/node/node0/cpulist "
+              "/sys/devices/system/node/node1/cpulist\n")
+    return vm.run_script(script, preset, kernel, initrd, timeout=200, name="asym-nodes",
+                         cmdline=["sched_steal_node_limit=1"])
+
+
+def test_node_limit_counts_the_nodes_of_secondary_cpus(node_run):
+    """sched_steal_node_limit= counts the nodes that hold CPUs, at
+    sched_init().  arm64 sets a secondary CPU's own node only in
+    smp_prepare_cpus(), later, but start_kernel()'s early_numa_node_init()
+    has given every possible CPU the node the device tree names before
+    sched_init() runs: a two-node guest with the limit at 1 reports two
+    nodes and does not steal.  (A review feared one node counted here.)"""
+    assert node_run.sections["nodes"].split() == ["0-3", "4-7"], node_run.sections["nodes"]
+    m = DISABLED.search(node_run.console.read_text(errors="replace"))
+    assert m, "no boot message: stealing was left on with 2 nodes and a limit of 1"
+    assert m.groups() == ("2", "1"), m.group(0)
