@@ -48,7 +48,7 @@ def test_lays_out_loader_unit_and_options(tmp_path, loader):
     assert "@" not in unit
     assert "\nExecStart=/usr/bin/scx_idlesteal $SCX_IDLESTEAL_FLAGS\n" in unit
     assert "\nEnvironmentFile=-/etc/default/scx_idlesteal\n" in unit
-    assert 'SCX_IDLESTEAL_FLAGS="-q"' in (root / OPTIONS).read_text()
+    assert 'SCX_IDLESTEAL_FLAGS=""' in (root / OPTIONS).read_text()
 
 
 def test_prefix_reaches_the_unit(tmp_path, loader):

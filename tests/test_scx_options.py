@@ -43,6 +43,9 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     ("-t", "--timeout-ms", "30001", "1 to 30000 ms"),
     ("--stats", "--stats", "0", "0.1 to 3600 seconds"),
     ("--monitor", "--monitor", "-1", "0.1 to 3600 seconds"),
+    ("--log-level", "--log-level", "trace", "one of error, warn, info, debug"),
+    ("--exit-dump-len", "--exit-dump-len", "1073741825", "0 to 1073741824 bytes"),
+    ("--exit-dump-len", "--exit-dump-len", "4k", "0 to 1073741824 bytes"),
 ])
 def test_out_of_range_option_is_refused(opt, long, value, want):
     """clap's error (exit 2) names the option, the value and the range."""

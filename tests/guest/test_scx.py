@@ -4,7 +4,7 @@ load and unload, scx_idlesteal steals with stealing on and not with it off
 (at start or switched at run time), kicks no idle CPU with -k, keeps every task inside its affinity,
 stays loaded through CPU hotplug (ops.cpu_online/offline), serves its
 scx_stats metrics (--stats, --monitor), runs as its systemd unit would
-(the unit's command with the packaged options, -q: no counters line every
+(the unit's command with the packaged options: no counters line every
 second; SIGTERM unloads it, exit 0) and is never
 ejected by the sched_ext watchdog; each published peer (idlesteal/scx/peers.py)
 loads and unloads.  One 2x2x2 boot runs all of that; one more runs 60 s of
@@ -87,7 +87,7 @@ scx_start /tmp/nokick.log scx_idlesteal -k
 scx_stop
 cat /tmp/nokick.log
 section switch
-scx_start /tmp/switch.log scx_idlesteal
+scx_start /tmp/switch.log scx_idlesteal --counters
 {HB}
 kill -USR1 $scx_pid
 while ! grep -q "stealing off" /tmp/switch.log; do sleep 0.1; done
@@ -207,8 +207,8 @@ def test_stats_and_monitor(scx_run):
 
 def test_runs_as_its_service_would(scx_run):
     """The unit's command with the packaged options (tools/scx_idlesteal/
-    packaging/): in charge, -q keeps the counters out of the journal but the
-    final line, SIGTERM (systemd's stop) unloads it with exit status 0."""
+    packaging/): in charge, no counters line in the journal but the
+    final one, SIGTERM (systemd's stop) unloads it with exit status 0."""
     clean_cycle(scx_run, "service", "idlesteal")
     rows = scx.parse_stats(scx_run.sections["service"])
     assert [r["kind"] for r in rows] == ["final"], rows   # 2.5 s and more: no "stats" line

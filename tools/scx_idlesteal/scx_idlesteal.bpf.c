@@ -26,8 +26,10 @@
  *
  * When a task is queued behind another on a busy CPU, an idle CPU of the
  * same LLC that may run it is kicked, so that it steals: sched_ext does not
- * call ops.dispatch() on an idle CPU by itself.  This plays the part of the
- * kernel's nohz idle balancer for the series.  A CPU does not go idle with a
+ * call ops.dispatch() on an idle CPU by itself.  With none idle in the LLC,
+ * the task goes to an idle CPU of another LLC of the node, and of another
+ * node only when every LLC of its own has a task waiting.  This plays the
+ * part of the kernel's nohz idle balancer for the series.  A CPU does not go idle with a
  * task in its own queue: it looks again after a failed steal (which dropped
  * its rq lock) and kicks itself from ops.update_idle().
  *
@@ -87,8 +89,8 @@
 
 char _license[] SEC("license") = "GPL";
 
-#define MAX_CPUS		512
-#define MAX_LLCS		64
+#define MAX_CPUS		8192	/* NR_CPUS of CONFIG_MAXSMP */
+#define MAX_LLCS		256
 #define MAX_LLC_CPUS		256
 #define MAX_SIBLINGS		8
 #define CHUNK_BITS		8	/* positions per mask word (density 3) */
@@ -162,7 +164,7 @@ volatile bool steal_enabled = true;
 volatile bool nearest_llc;
 /*
  * Wake an idle CPU for a task queued behind another (-k clears it): the
- * arrival kick, measured against its absence as the kernel's STEAL_KICK is.
+ * arrival kick, a switch as the kernel's STEAL_KICK is.
  */
 volatile bool enqueue_kick = true;
 /*
@@ -215,6 +217,7 @@ enum stat_idx {
 	IDLESTEAL_STAT_TIMED,		/* searches timed (1 in STEAL_TIME_EVERY) */
 	IDLESTEAL_STAT_WAKE_BOUNDED,	/* wakeups queued at the bound behind the queue's head */
 	IDLESTEAL_STAT_OFFLINE_IDLE,	/* idle claims that got an offline CPU, passed over */
+	IDLESTEAL_STAT_REMOTE_NODE,	/* sent to an idle CPU of another node, none in its own */
 	IDLESTEAL_NR_STATS,
 };
 
@@ -390,9 +393,7 @@ static u64 task_slice(s32 cpu)
  * compat.bpf.h).  bpf_ktime_get_ns() reads the
  * clocksource, which in an 8-vCPU TCG guest is the HPET (its TSCs are
  * found unsynchronized at boot), an emulated device whose reads QEMU
- * serializes: with it ops.running() took 28 us a call on 2x2x2 (8 vCPUs
- * on 2 host cores), 5 us without; 8 pipe pairs 0.92x the round
- * trip (docs/scx.md, "What each callback costs").  Two CPUs' rq clocks may
+ * serializes, so that every switch would pay for a device read.  Two CPUs' rq clocks may
  * disagree a little; the one reader across CPUs (curr_vtime_now()) takes a
  * stamp ahead of its own as no time.  A search's cost is still timed by
  * bpf_ktime_get_ns(): within ops.dispatch() the rq clock stands still.
@@ -511,6 +512,7 @@ static void refresh_victim(s32 victim)
 }
 
 static u64 wake_vtime(struct task_struct *p);
+static bool node_all_waiting(s32 cpu);
 
 /* Is any CPU of @p's mask idle (sched_ext's idle mask)? */
 static bool any_idle_for(const struct task_struct *p)
@@ -557,9 +559,7 @@ s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 	 * No idle CPU that @p may use: what scx_bpf_select_cpu_dfl() would
 	 * say after up to eight searches (@prev_cpu, not idle), said by one
 	 * look at the idle mask.  Under load that is most wakeups: a pipe
-	 * or socket ping-pong with every CPU busy (this callback 5.5 -> 3.2
-	 * us a call for 2 pipe pairs on 1x1x2; 8 pairs on 2x2x2 0.92x the
-	 * round trip; docs/scx.md, "What each callback costs").
+	 * or socket ping-pong with every CPU busy.
 	 */
 	if (any_idle_for(p))
 		cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
@@ -578,19 +578,15 @@ s32 BPF_STRUCT_OPS(idlesteal_select_cpu, struct task_struct *p, s32 prev_cpu,
 		 * the fair class' wake_affine().  Queued on its previous CPU
 		 * instead, behind other work, a pipe pair's wakee waits
 		 * there or is stolen by the next CPU to go idle, and the
-		 * pair keeps moving (8 pipe pairs on 2x2x2: 0.85x the round
-		 * trip and 1.9% wasted CPU against 6.7%,
-		 * experiments/2026-11-28-scx-vaff2-same-boot/).
+		 * pair keeps moving: a longer round trip, and a CPU idle
+		 * while the wakee waits.
 		 *
 		 * A ping-pong pair that shares a CPU (the waker's CPU is the
 		 * wakee's previous one, and the waker woke this same task
 		 * last time: same_wakee()) goes straight into that CPU's
 		 * local DSQ: no ops.enqueue() and no ops.dispatch() for the
 		 * wakee, which were a third of the callbacks' time per
-		 * switch.  8 pipe pairs on 2x2x2 took 0.84x the round trip
-		 * (p 0.001), no other cell of 2x2x2 or 1x1x2 told apart
-		 * (experiments/2026-11-29-scx-sync-local/).  Nothing waits
-		 * there, so nothing is passed, and the next wakee finds the
+		 * switch.  Nothing waits there, so nothing is passed, and the next wakee finds the
 		 * local DSQ taken and is queued in vtime order.  The price: while its
 		 * waker runs on, no idle CPU can steal the wakee (for at
 		 * most the waker's slice; no CPU was idle a moment ago).
@@ -696,17 +692,31 @@ static void kick_to_steal(s32 cpu)
 }
 
 /*
- * Claim (clear the idle bit of) an idle CPU of @llc, from position @pos + 1
- * on, on which @p may run; with @whole, only one whose SMT siblings are
- * idle too (in sched_ext's idle-core mask).  -1 if there is none.
+ * The LLC @i places after @llc in LLC order (1 <= @i < nr_llcs), or -1 when
+ * it is not on @llc's node: the walk of "the other LLCs of this node".
+ */
+static s32 node_llc_after(u32 llc, u32 i)
+{
+	u32 other = (llc + i) % nr_llcs;
+
+	if (other >= MAX_LLCS || llc_node_of(other) != llc_node_of(llc))
+		return -1;
+	return other;
+}
+
+/*
+ * Claim (clear the idle bit of) an idle CPU of @llc on which @p may run,
+ * walking positions @pos + @from to @pos + @n - 1 (mod @n, the LLC's size);
+ * with @whole, only one whose SMT siblings are idle too (in sched_ext's
+ * idle-core mask).  -1 if there is none.
  */
 static __always_inline s32 claim_in_llc(struct task_struct *p, u32 llc, u32 n, u32 pos,
-					const struct cpumask *whole)
+					u32 from, const struct cpumask *whole)
 {
 	u32 i;
 	s32 c;
 
-	bpf_for(i, 1, MAX_LLC_CPUS) {
+	bpf_for(i, from, MAX_LLC_CPUS) {
 		u32 at;
 
 		if (i >= n)
@@ -748,14 +758,63 @@ static s32 claim_idle_stealer(struct task_struct *p, s32 cpu)
 
 	if (kick_whole_core) {
 		idle_cores = scx_bpf_get_idle_smtmask();
-		c = claim_in_llc(p, llc, n, pos, idle_cores);
+		c = claim_in_llc(p, llc, n, pos, 1, idle_cores);
 		scx_bpf_put_idle_cpumask(idle_cores);
 		if (c >= 0) {
 			stat_add(IDLESTEAL_STAT_KICK_CORE, 1);
 			return c;
 		}
 	}
-	return claim_in_llc(p, llc, n, pos, NULL);
+	return claim_in_llc(p, llc, n, pos, 1, NULL);
+}
+
+/*
+ * Claim an idle CPU on which @p may run in another LLC of @cpu's node, the
+ * LLCs in order after @cpu's; -1 if there is none.  Only the LLCs that
+ * sched_ext's idle mask shows an idle CPU of @p's in are walked, so a busy
+ * node costs a read of the mask per LLC, not an atomic per CPU.
+ */
+static s32 claim_in_node(struct task_struct *p, s32 cpu)
+{
+	const struct cpumask *idle;
+	u32 llc, i, pos;
+	s32 other, c = -1;
+
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		return -1;
+	llc = cpu_llc_of(cpu);
+	if (llc >= MAX_LLCS)
+		return -1;
+	idle = scx_bpf_get_idle_cpumask();
+	bpf_for(i, 1, MAX_LLCS) {
+		bool any = false;
+		u32 n;
+
+		if (i >= nr_llcs)
+			break;
+		other = node_llc_after(llc, i);
+		if (other < 0)
+			continue;
+		n = llc_nr(other);
+		bpf_for(pos, 0, MAX_LLC_CPUS) {
+			s32 o;
+
+			if (pos >= n)
+				break;
+			o = llc_cpu(other, pos);
+			if (bpf_cpumask_test_cpu(o, idle) && bpf_cpumask_test_cpu(o, p->cpus_ptr)) {
+				any = true;
+				break;
+			}
+		}
+		if (!any)
+			continue;
+		c = claim_in_llc(p, other, n, 0, 0, NULL);
+		if (c >= 0)
+			break;
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	return c;
 }
 
 /*
@@ -763,8 +822,7 @@ static s32 claim_idle_stealer(struct task_struct *p, s32 cpu)
  * pipes, sockets)?  Clears the mark.  Such a wakeup does not preempt: in
  * message passing the woken task is within reach of the running one
  * anyway, and preempting the waker (or a sender with messages left)
- * turned a batch of messages into a switch each (hackbench 4 groups
- * 1.36x EEVDF's time with it, where fixed slices gave 0.97x).  Without
+ * turns a batch of messages into a switch each.  Without
  * ops.select_cpu() (a task allowed on one CPU) nobody set the mark.
  */
 static bool sync_woken(struct task_struct *p)
@@ -851,12 +909,10 @@ static s32 preempt_victim(struct task_struct *p, s32 cpu, u64 vtime)
  * CLOCK_STEP at a time.  Unbounded, the one task far ahead carries it off:
  * at cpu.weight 1:10,000 a task of the light cgroup is charged 10,000
  * times a heavy one's vtime for the same run, and at the next start of
- * such a task (pulled across LLCs, or alone in a queue) the clock jumped
- * by seconds; every waking task, placed at most a slice behind it, then
- * waited behind the heavy tasks for the 1 s starvation limit (a sleeper
- * of the root, 100 ms period: median wait 1.1 s, 5-6 wakeups of 60), and
- * sched_ext's watchdog work, a kworker of the root, with it: the scheduler
- * was ejected once ("watchdog failed to check in").  Bounded, the clock
+ * such a task (pulled across LLCs, or alone in a queue) the clock would
+ * jump by seconds; every waking task, placed at most a slice behind it,
+ * would then wait behind the heavy tasks until the starvation guard, and
+ * sched_ext's watchdog work, a kworker of the root, with it.  Bounded, the clock
  * still keeps up with the tasks of a loaded machine (each busy CPU starts
  * or keeps a task at least once a slice, each time moving it up to a
  * quarter slice), and a task of weight 1 moves it no faster than one of
@@ -865,13 +921,11 @@ static s32 preempt_victim(struct task_struct *p, s32 cpu, u64 vtime)
  * by another CPU meanwhile is dropped (a plain store could put back an
  * older value, and a step of the clock with it).
  *
- * Placing waking tasks by the clock of their CPU instead (the earliest of
- * vtime_now, the head of its queue and its running task, fb2b401 to
- * 689f325) also kept the root sleeper in, but while a queue's head waited
- * that clock stood at the head's vtime and every waking task went ahead
- * of it: hackbench 4 groups took 1.6-1.8x EEVDF's time, 1-13 of its tasks
- * waited the full starvation limit in each run
- * (experiments/2026-11-26-scx-wake-clock/, exp16, exp19-exp21).
+ * Not the clock of each CPU alone (the earliest of vtime_now, its queue's
+ * head and its running task): while a queue's head waits, such a clock
+ * stands at the head's vtime and every waking task goes ahead of it, so
+ * the head starves.  A waking task is placed by this clock and bounded by
+ * its queue's head instead (queue_vtime()).
  */
 #define CLOCK_STEP		(slice() / 4)
 
@@ -1021,17 +1075,18 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 	 * steal it.  With none in the LLC, an idle CPU of another LLC takes it
 	 * at once: only wakeups (scx_bpf_select_cpu_dfl()) look beyond the
 	 * LLC, and a CPU-bound task that never sleeps would otherwise stay in
-	 * an overloaded LLC while a CPU elsewhere idles for good.  Its local
-	 * DSQ, not its queue: the kernel moves a task off a CPU that goes
-	 * offline only when it is on that CPU's runqueue.
+	 * an overloaded LLC while a CPU elsewhere idles for good.  The other
+	 * LLCs of the node first, in LLC order; another node's CPU only when
+	 * the node has none idle and every LLC of it has a task waiting
+	 * (node_all_waiting()).  Its local DSQ, not its
+	 * queue: the kernel moves a task off a CPU that goes offline only
+	 * when it is on that CPU's runqueue.
 	 */
 	/*
 	 * A wakee for which scx_bpf_select_cpu_dfl() found no idle CPU a
 	 * moment ago is queued without searching again: the two searches
-	 * below, on every such enqueue, found nothing nearly every time and
-	 * cost 7% of the round trip of 8 pipe pairs on 2x2x2 (0.929 [0.901,
-	 * 0.956], hackbench unchanged;
-	 * experiments/2026-11-28-scx-sync-wakeup/, exp37).  A CPU that
+	 * below, on every such enqueue, find nothing nearly every time and
+	 * cost message passing a part of its round trip.  A CPU that
 	 * goes idle after that searches the LLC before it halts
 	 * (the task is in the overload mask by then) unless its cost gate
 	 * says not; then the task waits for its own CPU, as it would have had
@@ -1041,13 +1096,17 @@ void BPF_STRUCT_OPS(idlesteal_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_add(IDLESTEAL_STAT_NONE_IDLE, 1);
 	stealer = enqueue_kick && !looked ? claim_idle_stealer(p, cpu) : -1;
 	if (stealer < 0 && steal_enabled && enqueue_kick && !looked) {
-		idle = -1;
-		if (kick_whole_core)
-			idle = pick_idle_online(p->cpus_ptr, SCX_PICK_IDLE_CORE);
-		if (idle < 0)
-			idle = pick_idle_online(p->cpus_ptr, 0);
+		idle = claim_in_node(p, cpu);
+		if (idle < 0 && node_all_waiting(cpu)) {
+			if (kick_whole_core)
+				idle = pick_idle_online(p->cpus_ptr, SCX_PICK_IDLE_CORE);
+			if (idle < 0)
+				idle = pick_idle_online(p->cpus_ptr, 0);
+		}
 		if (idle >= 0) {
 			stat_add(IDLESTEAL_STAT_REMOTE_IDLE, 1);
+			if (llc_node_of(cpu_llc_of(idle)) != llc_node_of(cpu_llc_of(cpu)))
+				stat_add(IDLESTEAL_STAT_REMOTE_NODE, 1);
 			scx_bpf_task_set_dsq_vtime(p, vtime);
 			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle, slice(), enq_flags);
 			scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
@@ -1107,16 +1166,10 @@ static bool wanted(s32 cpu, struct task_struct *p, const struct want *w)
  * An idle CPU's steal (@w unbounded) whose victim's head may run here
  * takes it by scx_bpf_dsq_move_to_local(): the kernel's own consume,
  * which walks the queue in C and retries when the task it picked moves
- * under it (consume_dispatch_q()).  The walk below took two passes from
- * BPF, and the victim, dispatching its own queue meanwhile, took the task
- * first in nearly every one of its failures: on 1x1x2 wakelat 47% of the
- * searches failed, a third of those in the move, none for a pinned task
- * (experiments/2026-11-29-scx-failed-search/).  With the consume 11% of
- * the searches failed over 1x1x2's suite instead of 30% (2x2x2: 6-7%
- * instead of 9%); in two 2x2x2 boots (8 repetitions each) hackbench threads with
- * pipes took 0.80x and 0.78x the time (p 0.012, 0.07), wakelat's 1.14x
- * the requests of the first (p 0.042) was 0.96x in the second (p 0.76),
- * and no cell was worse at p < 0.05.  The task taken is the victim's
+ * under it (consume_dispatch_q()).  The walk below takes two passes from
+ * BPF, and the victim, dispatching its own queue meanwhile, takes the task
+ * first in most of the walk's failures; the consume fails far less often.
+ * The task taken is the victim's
  * head in vtime order, the one it would run next, where the walk takes the
  * one that waited longest (they differ when a task queued later has less
  * vtime, a sleeper's credit).
@@ -1241,19 +1294,6 @@ static bool steal_llc(s32 cpu, u32 llc, u32 start, int *victims, const struct wa
 	return false;
 }
 
-/*
- * The LLC @i places after @llc in LLC order (1 <= @i < nr_llcs), or -1 when
- * it is not on @llc's node: the walk of "the other LLCs of this node".
- */
-static s32 node_llc_after(u32 llc, u32 i)
-{
-	u32 other = (llc + i) % nr_llcs;
-
-	if (other >= MAX_LLCS || llc_node_of(other) != llc_node_of(llc))
-		return -1;
-	return other;
-}
-
 static bool steal(s32 cpu, const struct want *w)
 {
 	int victims = STEAL_MAX_VICTIMS;
@@ -1314,6 +1354,36 @@ static bool llc_overloaded(u32 llc)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Does every LLC of @cpu's node have a task waiting (its own one besides
+ * the task being placed)?  Only then does a task leave the node for an
+ * idle CPU of another (the arrival push): a node whose CPUs are all busy
+ * for a moment, a kworker or a shell beside its tasks, has nothing
+ * waiting in some LLC, and a move across nodes leaves the task's memory
+ * behind.  The kernel moves tasks across nodes for an imbalance, not for
+ * one idle CPU, too.  A node that stays overloaded gets there: the slice
+ * end pulls fill its other LLCs (pull_other_llcs()).
+ */
+static bool node_all_waiting(s32 cpu)
+{
+	u32 llc, i;
+	s32 other;
+
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		return false;
+	llc = cpu_llc_of(cpu);
+	if (llc >= MAX_LLCS || !llc_overloaded(llc))
+		return false;
+	bpf_for(i, 1, MAX_LLCS) {
+		if (i >= nr_llcs)
+			break;
+		other = node_llc_after(llc, i);
+		if (other >= 0 && !llc_overloaded(other))
+			return false;
+	}
+	return true;
 }
 
 /* Is there anything to steal for @cpu?  If not, no search is made. */
@@ -1391,9 +1461,7 @@ static bool steal_gated(struct cpu_ctx *cctx, u64 now)
  * HPET (see now_ns()): a search timed so averaged 491 us there, 21 us on
  * 1x1x2 (TSC).  The gate needs an average, not every sample: one search in
  * STEAL_TIME_EVERY is timed, the first one included, so a CPU has an
- * estimate from its first search on.  Side by side on 2x2x2 all 9 cells'
- * means got better, one at p < 0.05: 4 perf-messaging groups, 0.93x the
- * time (experiments/2026-11-28-scx-search-time/).
+ * estimate from its first search on.
  */
 static bool steal_timed(struct cpu_ctx *cctx)
 {
@@ -1847,9 +1915,7 @@ void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
  *
  * "Waiting" is read from this CPU's overload bit and the fallback gate
  * (fallback_maybe()), not by counting the two queues: counting a DSQ looks it
- * up by id in a hash table, and the two counts made sysbench threads
- * 1.13-1.18x slower (1M sched_yield() calls;
- * experiments/2026-11-27-scx-yield-cost/).
+ * up by id in a hash table, twice per sched_yield() call.
  * The bit can be stale for a moment either way: set after a steal took
  * the last task (the slice ends for nothing, a dispatch sets it right), or
  * clear while a task queued without this CPU's lock (then that task waits
@@ -2291,6 +2357,18 @@ SCX_OPS_DEFINE(idlesteal_ops,
 	       .dump_cpu		= (void *)idlesteal_dump_cpu,
 	       .dump_task		= (void *)idlesteal_dump_task,
 	       .exit			= (void *)idlesteal_exit,
+	       /*
+	        * The flags the peers set, and why not here:
+	        * ENQ_LAST: ops.dispatch() already sees the task whose slice
+	        *   ended (its pulls); ops.enqueue() for a CPU's last task would
+	        *   add a round trip to keep it running.
+	        * ENQ_EXITING: an exiting task in the local DSQ, as the kernel
+	        *   puts it, cannot be stranded in a queue of ours.
+	        * ENQ_MIGRATION_DISABLED: such a task can only run where it is,
+	        *   which the local DSQ gives; -m sets it (a test switch).
+	        * ALLOW_QUEUED_WAKEUP: wakeups by IPI would save the waker the
+	        *   remote runqueue lock on big machines; not measured here.
+	        */
 	       .flags			= SCX_OPS_KEEP_BUILTIN_IDLE,
 	       .timeout_ms		= IDLESTEAL_TIMEOUT_MS,
 	       .name			= "idlesteal");

@@ -17,7 +17,7 @@ mod topo;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -124,18 +124,80 @@ struct Opts {
     #[arg(long)]
     cost: bool,
 
-    /// Print libbpf's debug messages.
+    /// Print libbpf's debug messages (and set --log-level debug).
     #[arg(short = 'v', long)]
     verbose: bool,
 
-    /// No counters line every second (a service's journal): only the
-    /// lines at load, on a CPU change or a switch, and at exit.
-    #[arg(short = 'q', long)]
+    /// What to print: error, warn, info (the lines at load, on a CPU
+    /// change, a switch and a restart) or debug (also each CPU's steal gate
+    /// at exit).  The counters line at exit is always printed.
+    #[arg(long, default_value = "info", value_parser = parse_level)]
+    log_level: Level,
+
+    /// Print the counters line ("stats name=value ...") every second, as
+    /// the one at exit; off by default, so a service's journal gets a line
+    /// only at load, on a change and at exit.  `--stats` and `--monitor`
+    /// print the counters as scx_stats metrics instead.
+    #[arg(long)]
+    counters: bool,
+
+    /// The default (no counters line every second); kept for option files
+    /// that still pass it.
+    #[arg(short = 'q', long, hide = true)]
     quiet: bool,
+
+    /// Bytes of sched_ext's debug dump when it ejects the scheduler (0: the
+    /// kernel's default, 32 KiB).
+    #[arg(long, default_value_t = 0, value_parser = |s: &str| parse_range(s, 0u32, 1 << 30, "bytes"))]
+    exit_dump_len: u32,
 
     /// Print the version and exit.
     #[arg(short = 'V', long)]
     version: bool,
+}
+
+/// How much the loader prints (--log-level), least first.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+enum Level {
+    Error,
+    Warn,
+    Info,
+    Debug,
+}
+
+fn parse_level(s: &str) -> Result<Level, String> {
+    match s {
+        "error" => Ok(Level::Error),
+        "warn" => Ok(Level::Warn),
+        "info" => Ok(Level::Info),
+        "debug" => Ok(Level::Debug),
+        _ => Err("one of error, warn, info, debug".to_string()),
+    }
+}
+
+/// The level of --log-level, set once in run() (Level as u8).
+static LEVEL: AtomicU8 = AtomicU8::new(Level::Info as u8);
+
+fn enabled(level: Level) -> bool {
+    level as u8 <= LEVEL.load(Ordering::Relaxed)
+}
+
+/// println! at info level: the loader's lines about what it does.
+macro_rules! info {
+    ($($arg:tt)*) => {
+        if enabled(Level::Info) {
+            println!($($arg)*);
+        }
+    };
+}
+
+/// eprintln! at warn level.
+macro_rules! warn {
+    ($($arg:tt)*) => {
+        if enabled(Level::Warn) {
+            eprintln!($($arg)*);
+        }
+    };
 }
 
 /// -1: no request, 0: SIGUSR1 (off), 1: SIGUSR2 (on).
@@ -153,7 +215,7 @@ struct Scheduler<'a> {
     nr_cpus: usize,
     online: String,
     installed: Tables,
-    quiet: bool,
+    counters: bool,
 }
 
 impl<'a> Scheduler<'a> {
@@ -206,12 +268,13 @@ impl<'a> Scheduler<'a> {
         if let Some(ms) = opts.timeout_ms {
             ops.timeout_ms = ms;
         }
+        ops.exit_dump_len = opts.exit_dump_len;
         let watchdog_ms = ops.timeout_ms;
         if opts.enq_migration_disabled {
             // 0 on 6.12, which passes them to ops.enqueue() anyway.
             let flag = *compat::SCX_OPS_ENQ_MIGRATION_DISABLED;
             if flag == 0 {
-                eprintln!(
+                warn!(
                     "{NAME}: -m: no SCX_OPS_ENQ_MIGRATION_DISABLED on this kernel \
                            (6.12 always passes migration-disabled tasks to ops.enqueue())"
                 );
@@ -222,7 +285,7 @@ impl<'a> Scheduler<'a> {
         let online = topo::online()?;
         let tables = Tables::new(&Topology::new()?, nr_cpus).context("cannot read the topology")?;
         install(skel.maps.bss_data.as_mut().unwrap(), &tables);
-        println!("topology: {}, online {online}", tables.describe());
+        info!("topology: {}, online {online}", tables.describe());
 
         let data = skel.maps.data_data.as_mut().unwrap();
         data.steal_enabled = !opts.off;
@@ -233,7 +296,7 @@ impl<'a> Scheduler<'a> {
         let mut skel = scx_ops_load!(skel, idlesteal_ops, uei)?;
         let link = scx_ops_attach!(skel, idlesteal_ops)?;
         let stats_server = StatsServer::new(stats::server_data()).launch()?;
-        println!(
+        info!(
             "{NAME}: loaded, stealing {}{}{}{}, watchdog {watchdog_ms} ms, slices {}, \
                   wakeup preemption {}",
             if opts.off { "off" } else { "on" },
@@ -265,7 +328,7 @@ impl<'a> Scheduler<'a> {
             nr_cpus,
             online,
             installed: tables,
-            quiet: opts.quiet,
+            counters: opts.counters,
         })
     }
 
@@ -285,7 +348,7 @@ impl<'a> Scheduler<'a> {
             return Ok(false);
         }
         install(self.skel.maps.bss_data.as_mut().unwrap(), &t);
-        println!("hotplug: {}, online {now}", t.describe());
+        info!("hotplug: {}, online {now}", t.describe());
         self.online = now;
         self.installed = t;
         Ok(true)
@@ -364,7 +427,7 @@ impl<'a> Scheduler<'a> {
             let name = prog.name().to_string_lossy();
             let name = name.strip_prefix("idlesteal_").unwrap_or(&name).to_string();
             if ret != 0 {
-                eprintln!(
+                warn!(
                     "{NAME}: --cost: no run time for {name}: {}",
                     std::io::Error::last_os_error()
                 );
@@ -384,19 +447,19 @@ impl<'a> Scheduler<'a> {
 
     /// Every 100 ms: the switches, and the online CPUs (CPU hotplug: the
     /// scheduler stays loaded, the tables are rewritten); every second the
-    /// counters (not with -q); scx_stats requests as they come.
+    /// counters (with --counters); scx_stats requests as they come.
     fn run(&mut self, shutdown: &AtomicBool) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
         let mut settle = 0;
         let mut last_stats = Instant::now();
-        if !self.quiet {
+        if self.counters {
             self.print_stats("stats");
         }
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             let req = STEAL_REQ.swap(-1, Ordering::Relaxed);
             if req >= 0 {
                 self.skel.maps.data_data.as_mut().unwrap().steal_enabled = req == 1;
-                println!("{NAME}: stealing {}", if req == 1 { "on" } else { "off" });
+                info!("{NAME}: stealing {}", if req == 1 { "on" } else { "off" });
             }
             match self.update_topology(settle == 1) {
                 Ok(true) => settle = 10,
@@ -404,7 +467,7 @@ impl<'a> Scheduler<'a> {
                 _ => {}
             }
             if last_stats.elapsed() >= Duration::from_secs(1) {
-                if !self.quiet {
+                if self.counters {
                     self.print_stats("stats");
                 }
                 last_stats += Duration::from_secs(1);
@@ -416,7 +479,9 @@ impl<'a> Scheduler<'a> {
             }
         }
         self.print_stats("final");
-        self.print_gates();
+        if enabled(Level::Debug) {
+            self.print_gates();
+        }
         if self.cost {
             self.print_costs();
         }
@@ -465,9 +530,16 @@ fn run(opts: &Opts) -> Result<()> {
         return Ok(());
     }
     let level = if opts.verbose {
-        simplelog::LevelFilter::Debug
+        Level::Debug
     } else {
-        simplelog::LevelFilter::Info
+        opts.log_level
+    };
+    LEVEL.store(level as u8, Ordering::Relaxed);
+    let level = match level {
+        Level::Error => simplelog::LevelFilter::Error,
+        Level::Warn => simplelog::LevelFilter::Warn,
+        Level::Info => simplelog::LevelFilter::Info,
+        Level::Debug => simplelog::LevelFilter::Debug,
     };
     simplelog::TermLogger::init(
         level,
@@ -496,7 +568,7 @@ fn run(opts: &Opts) -> Result<()> {
         let stop = shutdown.clone();
         let monitor = std::thread::spawn(move || {
             if let Err(e) = stats::monitor(Duration::from_secs_f64(secs), stop) {
-                eprintln!("{NAME}: stats monitor: {e:#}");
+                warn!("{NAME}: stats monitor: {e:#}");
             }
         });
         if opts.monitor.is_some() {
@@ -532,6 +604,6 @@ fn run(opts: &Opts) -> Result<()> {
         if !uei.should_restart() {
             return Ok(());
         }
-        println!("{NAME}: restarting (topology changed)");
+        info!("{NAME}: restarting (topology changed)");
     }
 }

@@ -14,7 +14,7 @@ use scx_stats_derive::{Stats, stat_doc};
 use serde::{Deserialize, Serialize};
 
 /// How many counters the BPF side keeps (IDLESTEAL_NR_STATS).
-pub const NR_STATS: usize = 30;
+pub const NR_STATS: usize = 31;
 
 /// The names the BPF side counts under, in enum stat_idx's order (the
 /// loader's "stats" and "final" lines, parsed by idlesteal/scx/own.py).
@@ -49,6 +49,7 @@ pub const NAMES: [&str; NR_STATS] = [
     "timed",
     "wake_bounded",
     "offline_idle",
+    "remote_node",
 ];
 
 #[stat_doc]
@@ -115,6 +116,8 @@ pub struct Metrics {
     pub wake_bounded: u64,
     #[stat(desc = "Idle CPUs claimed that were offline (their idle bit stays set): passed over")]
     pub offline_idle: u64,
+    #[stat(desc = "Tasks sent to an idle CPU of another node: none idle in their own")]
+    pub remote_node: u64,
     #[stat(desc = "1 while stealing is on (SIGUSR1 off, SIGUSR2 on)")]
     pub steal_on: u64,
 }
@@ -153,6 +156,7 @@ impl Metrics {
             timed: t(27),
             wake_bounded: t(28),
             offline_idle: t(29),
+            remote_node: t(30),
             steal_on: steal_on as u64,
         }
     }
@@ -209,6 +213,7 @@ impl Metrics {
             timed: d(self.timed, prev.timed),
             wake_bounded: d(self.wake_bounded, prev.wake_bounded),
             offline_idle: d(self.offline_idle, prev.offline_idle),
+            remote_node: d(self.remote_node, prev.remote_node),
             steal_on: self.steal_on,
         }
     }

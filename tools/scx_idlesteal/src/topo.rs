@@ -7,8 +7,8 @@
 use anyhow::{Result, bail};
 use scx_utils::Topology;
 
-pub const MAX_CPUS: usize = 512;
-pub const MAX_LLCS: usize = 64;
+pub const MAX_CPUS: usize = 8192;
+pub const MAX_LLCS: usize = 256;
 pub const MAX_LLC_CPUS: usize = 256;
 pub const MAX_SIBLINGS: usize = 8;
 
@@ -130,6 +130,20 @@ mod tests {
         let t = Tables::new(&topo, nr + 2).unwrap();
         assert_eq!(t.cpu_llc[nr..], [MAX_LLCS as u32, MAX_LLCS as u32]);
         assert_eq!(t.llc_nr_cpus(), vec![4]);
+    }
+
+    /// A machine of more than 512 CPUs: 2 nodes x 16 LLCs x 24 cores x 2
+    /// threads (1536 CPUs, 32 LLCs).
+    #[test]
+    fn tables_of_a_machine_of_1536_cpus() {
+        let (topo, nr) = make_test_topo(2, 16, 24, 2);
+        assert_eq!(nr, 1536);
+        let t = Tables::new(&topo, nr).unwrap();
+        assert_eq!(t.nr_llcs, 32);
+        assert_eq!(t.llc_nr_cpus(), vec![48; 32]);
+        assert_eq!(t.llc_node[31], 1);
+        assert_eq!(t.cpu_llc[nr - 1], 31);
+        assert_eq!(t.cpu_pos[nr - 1], 47);
     }
 
     /// A topology with more CPUs than the possible ones is refused.
