@@ -148,6 +148,8 @@ SUITE_FILE ?=
 DD_PRESET ?= 2x2x2
 DD_GROUPS ?= 16
 DD_LOOPS ?= 100
+DD_SCHBENCH_LEVELS ?= 2
+DD_SCHBENCH_SECONDS ?= 3
 DD_REPS ?= 5
 
 bench: deps
@@ -211,6 +213,10 @@ bench-dd: deps
 		$(IDLESTEAL) bench --variant $(BENCH_VARIANT) --no-build --preset $(DD_PRESET) \
 			--levels $(DD_GROUPS) --size $(DD_LOOPS) --reps $(DD_REPS) \
 			--a "NO_STEAL $$dd" --b "STEAL $$dd" --name dd-$$dd $(BENCH_ARGS); \
+		$(IDLESTEAL) bench --variant $(BENCH_VARIANT) --no-build --preset $(DD_PRESET) \
+			--workload schbench-storm --levels $(DD_SCHBENCH_LEVELS) \
+			--size $(DD_SCHBENCH_SECONDS) --reps $(DD_REPS) \
+			--a "NO_STEAL $$dd" --b "STEAL $$dd" --name dd-schbench-storm-$$dd $(BENCH_ARGS); \
 	done
 
 # The guest config against a distro-like one (defconfig + kvm_guest.config),

@@ -12,7 +12,8 @@ DATA = Path(__file__).parent / "data"
 @pytest.mark.parametrize("name,sample", [
     ("perf-messaging", "perf-messaging.txt"), ("sysbench-threads", "sysbench-threads.txt"),
     ("sysbench-mutex", "sysbench-mutex.txt"), ("hackbench", "hackbench-g1-l2000.txt"),
-    ("wakelat", "wakelat.txt")])
+    ("wakelat", "wakelat.txt"), ("schbench", "schbench-host.txt"),
+    ("schbench-storm", "schbench-storm-host.txt")])
 def test_parsers_read_real_output(name, sample):
     w = workload.get(name)
     metrics = w.parse((DATA / sample).read_text())
@@ -25,6 +26,22 @@ def test_wakelat_metrics_and_stall():
     assert m["p50_us"] <= m["p99_us"] <= m["p999_us"] <= m["max_us"]
     with pytest.raises(workload.WorkloadParseError, match="stalled"):
         workload.parse_wakelat(text.replace('"stalled": false', '"stalled": true'))
+
+
+def test_schbench_reads_the_last_report():
+    """Both captures are schbench at vendor/'s commit on the 2-core host:
+    `-m 1 -t 2 -r 3 -w 1 -i 100` and the storm's flags with -t 4."""
+    text = (DATA / "schbench-host.txt").read_text()
+    m = workload.parse_schbench(text)
+    assert (m["wake_p50_us"], m["wake_p99_us"], m["wake_max_us"]) == (19, 4520, 6403)
+    assert (m["req_p99_us"], m["rps"]) == (14096, 292.0)
+    # An interval report before the final one: the final one counts.
+    early = text.replace("* 99.0th: 4520", "* 99.0th: 1").replace("average rps: 292.00", "")
+    assert workload.parse_schbench(early + text)["wake_p99_us"] == 4520
+    with pytest.raises(workload.WorkloadParseError, match="average rps"):
+        workload.parse_schbench(text.replace("average rps", "avg"))
+    with pytest.raises(workload.WorkloadParseError, match="Wakeup latencies lack"):
+        workload.parse_schbench(text.replace("* 99.0th: 4520", "* 98.0th: 4520", 1))
 
 
 def test_garbage_is_an_error_naming_what_is_missing():
@@ -44,7 +61,7 @@ def test_commands():
 
 def test_unknown_workload_lists_known_ones():
     with pytest.raises(HarnessError, match="known: hackbench"):
-        workload.get("schbench")
+        workload.get("fio")
 
 
 def tiny() -> workload.Workload:
@@ -117,7 +134,7 @@ def test_from_json_rejects_bad_definitions():
     with pytest.raises(HarnessError, match="lacks metric"):
         workload.from_json({"name": "x", "command": "x {level}", "higher_better": True})
     with pytest.raises(HarnessError, match="known: hackbench"):
-        workload.from_json({"name": "schbench"})
+        workload.from_json({"name": "fio"})
     with pytest.raises(HarnessError, match="not a workload definition"):
         workload.from_json({"command": "x"})
 

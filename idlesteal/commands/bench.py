@@ -32,7 +32,7 @@ def add_bench_opts(sp: argparse.ArgumentParser) -> None:
                     "with --command, the name of your own (default custom)")
     sp.add_argument("--command", dest="command_template", default=None, type=args.template,
                     help="your own workload: a command template with {level} (and "
-                    "optionally {size}), e.g. 'schbench -m {level} -r {size}'")
+                    "optionally {size}), e.g. 'mybench -t {level} -n {size}'")
     sp.add_argument("--metric", default=None, type=args.regex,
                     help="with --command: regular expression whose first group is the metric")
     sp.add_argument("--higher-better", action="store_true",

@@ -2,6 +2,7 @@
 
 base.cpio.gz holds busybox-static (with applet links), hackbench and its
 shared libraries, the project's workloads (workloads/*.c, compiled static),
+schbench (vendored, compiled static: schbench.py),
 /init and the shell helpers.  Each run appends a second tiny gzip'd cpio with
 /run.sh (the kernel unpacks concatenated archives in order).
 
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from . import cpio
+from . import cpio, schbench
 from .. import paths
 from . import read as guest_file
 from ..util import HarnessError, log, output, run
@@ -90,9 +91,11 @@ def parse_ldd(text: str) -> tuple[list[str], list[str]]:
 
 def compile_workloads(src_dir: Path | None = None, out_dir: Path | None = None,
                       cc: str = "gcc") -> list[Path]:
-    """Compile workloads/*.c statically into workloads/out/ (when stale).
+    """Compile workloads/*.c statically into workloads/out/ (when stale),
+    and, for the project's workloads, schbench from vendor/ (schbench.py).
 
     `cc` is the compiler (aarch64-linux-gnu-gcc for the arm64 image)."""
+    ours = src_dir is None
     src_dir = src_dir or paths.workloads_dir()
     out_dir = out_dir or src_dir / "out"
     sources = sorted(src_dir.glob("*.c"))
@@ -107,7 +110,14 @@ def compile_workloads(src_dir: Path | None = None, out_dir: Path | None = None,
             run([cc, "-O2", "-static", "-pthread", "-Wall", "-o", str(exe), str(src)],
                 capture=True)
         outs.append(exe)
+    if ours:
+        outs.append(schbench.build(out_dir, cc))
     return outs
+
+
+def workload_names() -> set[str]:
+    """The programs compile_workloads() makes, by name."""
+    return {p.stem for p in paths.workloads_dir().glob("*.c")} | {"schbench"}
 
 
 class _Tree:

@@ -13,6 +13,10 @@ them is the primary metric the A/B comparison is about.
     sysbench-mutex             sysbench mutex, fixed locks/thread, total time (lower)
     wakelat                    workloads/wakelat.c, requests/s (higher) + latency
                                percentiles
+    schbench                   schbench (vendor/), its default request: the
+                               workers' p99 wakeup latency, us (lower)
+    schbench-storm             schbench -L -n 0 -s 0, requests that do no work:
+                               a wakeup and sleep storm, requests/s (higher)
 
 Any other program is a custom workload (custom()): a command template with
 `{level}` (and optionally `{size}`), a regular expression whose first group
@@ -60,6 +64,41 @@ def parse_wakelat(text: str) -> dict[str, float]:
     return {"rps": float(r["rps"]), "p50_us": float(r["lat_p50_us"]),
             "p99_us": float(r["lat_p99_us"]), "p999_us": float(r["lat_p999_us"]),
             "max_us": float(r["lat_max_us"])}
+
+
+_SCHBENCH_BLOCK = re.compile(r"^(Wakeup|Request) Latencies percentiles \(usec\)[^\n]*\n"
+                             r"((?:\s+(?:\*\s*)?[0-9.]+th: .*\n|\s+min=.*\n)+)", re.M)
+_SCHBENCH_PCT = re.compile(r"^\s+(?:\*\s*)?([0-9.]+)th:\s+(\d+)", re.M)
+
+
+def parse_schbench(text: str) -> dict[str, float]:
+    """schbench's last report: its wakeup latency percentiles (the time from
+    a message thread posting a request to the worker running) and request
+    latency p99, in us, and "average rps"."""
+    blocks: dict[str, str] = {}
+    for m in _SCHBENCH_BLOCK.finditer(text):
+        blocks[m.group(1)] = m.group(2)     # the last report of each kind
+    rps = re.findall(r"^average rps:\s*([0-9.]+)", text, re.M)
+    if "Wakeup" not in blocks or "Request" not in blocks or not rps:
+        raise WorkloadParseError(f"no schbench report (latency percentiles, 'average rps') "
+                                 f"in the output:\n{text[-500:]}")
+    out = {"rps": float(rps[-1])}
+    for kind, prefix in (("Wakeup", "wake"), ("Request", "req")):
+        pct = {p: float(v) for p, v in _SCHBENCH_PCT.findall(blocks[kind])}
+        mx = re.search(r"max=(\d+)", blocks[kind])
+        if not {"50.0", "99.0", "99.9"} <= pct.keys() or not mx:
+            raise WorkloadParseError(f"schbench's {kind} latencies lack p50/p99/p99.9 or max:\n"
+                                     f"{blocks[kind]}")
+        out.update({f"{prefix}_p50_us": pct["50.0"], f"{prefix}_p99_us": pct["99.0"],
+                    f"{prefix}_p999_us": pct["99.9"], f"{prefix}_max_us": float(mx.group(1))})
+    return out
+
+
+def _schbench(flags: list[str], workers: int) -> Callable[[int, int], list[str]]:
+    """`level` message threads with `workers` workers each for `size`
+    seconds after a second of warmup; -i: no interval report before the end."""
+    return lambda m, s: ["schbench", *flags, "-m", str(m), "-t", str(workers), "-r", str(s),
+                         "-w", "1", "-i", "3600"]
 
 
 @dataclass(frozen=True)
@@ -151,6 +190,17 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in [
     Workload("wakelat", "messengers", "seconds", 5, "rps", "req/s", True,
              lambda m, s: ["wakelat", "-m", str(m), "-w", "4", "-d", str(s)],
              parse_wakelat, "wakelat"),
+    # schbench's default request (a cache footprint, locking, think time),
+    # 4 workers per message thread: the p99 wakeup latency the newidle
+    # changes upstream were judged by.
+    Workload("schbench", "messengers", "seconds", 5, "wake_p99_us", "us", False,
+             _schbench([], 4), parse_schbench, "schbench"),
+    # Requests with no work and no sleep (-n 0 -s 0, no locking), 16
+    # workers per message thread: nearly every wakeup finds a CPU about to
+    # go idle, the newidle storm of upstream's `schbench -L -m 4 -M auto
+    # -t 256 -n 0 -r 0 -s 0` at a guest's size (message threads not pinned).
+    Workload("schbench-storm", "messengers", "seconds", 5, "rps", "req/s", True,
+             _schbench(["-L", "-n", "0", "-s", "0"], 16), parse_schbench, "schbench"),
 ]}
 
 

@@ -62,7 +62,7 @@ def missing_programs(spec: sidebyside.Spec) -> list[str]:
     out = []
     for e in spec.entries:
         b = e.wl.binary
-        if b in {p.stem for p in host._workload_exes()}:
+        if b in image.workload_names():
             continue
         extra = host.paths_of_files(list(e.files))
         if not shutil.which(b, path=host.script_path(extra)):
@@ -76,7 +76,7 @@ def _path_dirs(spec: sidebyside.Spec, bins: dict[str, Path]) -> list[Path]:
     dirs = [p.parent for p in bins.values()]
     for e in spec.entries:
         dirs += host.paths_of_files(list(e.files))
-    if any(e.wl.binary in {p.stem for p in host._workload_exes()} for e in spec.entries):
+    if any(e.wl.binary in image.workload_names() for e in spec.entries):
         dirs += [p.parent for p in image.compile_workloads()[:1]]
     return list(dict.fromkeys(dirs))
 

@@ -1,5 +1,5 @@
 """Your own benchmark, end to end: a program the repository does not ship
-(built here from a few lines of C, a stand-in for schbench) goes into the
+(built here from a few lines of C) goes into the
 guest image with --file, runs as a custom workload (command template with
 {level}, metric regex) through `idlesteal bench`, and the kept run
 directory is read back with `idlesteal collect`."""
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.guest
 
 MYBENCH_C = r"""
 /* mybench: T pairs of threads ping-pong a byte over pipes N times each;
- * prints the p99 round-trip latency.  A stand-in for schbench. */
+ * prints the p99 round-trip latency. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
-"""The benchmark image: perf, sysbench and wakelat run in the guest and their
-output parses (idlesteal/measure/workload.py), with a tiny amount of work each."""
+"""The benchmark image: perf, sysbench, wakelat and schbench run in the guest
+and their output parses (idlesteal/measure/workload.py), with a tiny amount of
+work each."""
 from __future__ import annotations
 
 import shlex
@@ -13,7 +14,8 @@ pytestmark = pytest.mark.guest
 
 # (workload, level, size): small enough for a few seconds under TCG.
 SMALL = [("hackbench-thread-pipe", 1, 20), ("perf-messaging", 1, 10), ("perf-pipe", 2, 200),
-         ("sysbench-threads", 4, 10), ("sysbench-mutex", 4, 2000), ("wakelat", 2, 1)]
+         ("sysbench-threads", 4, 10), ("sysbench-mutex", 4, 2000), ("wakelat", 2, 1),
+         ("schbench", 2, 2), ("schbench-storm", 1, 2)]
 
 
 @pytest.fixture(scope="module")

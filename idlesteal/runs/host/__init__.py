@@ -31,7 +31,7 @@ from .script import HELPERS, HostResult, end_group, run_script, script_path
 from .state import (SYSRQ, Mounter, State, Unmounter, _buffer_kb, _same_kb, differences,
                     real_mount, real_umount, restore, scx_off, snapshot)
 from .sweep import (RUN_KIND, SCHEDSTAT_FIELDS, TRACE_KB, TRACE_MEM_SHARE, _stub_schedstat,
-                    _workload_exes, bench, mem_mb, no_schedstat, paths_of_files,
+                    bench, mem_mb, no_schedstat, paths_of_files,
                     program_missing, provenance_record, results, sides, skip_note, trace_kb)
 
 if TYPE_CHECKING:   # bench imports nothing of host; annotations only
@@ -57,7 +57,7 @@ __all__ = [
     "Session", "end_leftover", "group_members", "proc_stats", "session",
     # sweep
     "RUN_KIND", "SCHEDSTAT_FIELDS", "TRACE_KB", "TRACE_MEM_SHARE", "_stub_schedstat",
-    "_workload_exes", "bench", "mem_mb", "no_schedstat", "paths_of_files", "program_missing",
+    "bench", "mem_mb", "no_schedstat", "paths_of_files", "program_missing",
     "provenance_record", "results", "sides", "skip_note", "trace_kb",
     # here
     "SuiteResult", "suite",

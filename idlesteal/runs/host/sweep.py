@@ -17,7 +17,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional
 
-from ... import paths
 from ...guest import image
 from ...kernel import provenance
 from ...util import log
@@ -175,7 +174,7 @@ def _bench(spec: "bench_mod.BenchSpec", name: str, outdir: Path, *, explicit_ab:
         if missing:
             raise Refused(f"--host: {missing}; --file PROG puts your own program's "
                             "directory on the PATH")
-        if w.binary in {p.stem for p in _workload_exes()}:      # wakelat: built here
+        if w.binary in image.workload_names():      # wakelat, schbench: built here
             extra += [p.parent for p in image.compile_workloads()[:1]]
         topo = o.topology
         script = bench_mod.script(spec, runs, topo.ncpus, mem_mb(root),
@@ -246,14 +245,10 @@ def results(spec: "bench_mod.BenchSpec", sections: dict[str, str], o: Offer, nam
 def program_missing(spec: "bench_mod.BenchSpec", extra: list[Path]) -> str:
     """Why the workload's program cannot run here ("" when it can): not on
     the PATH (with `extra`, the --file directories, first).  The programs of
-    workloads/ count as there: they are built here before the run."""
+    workloads/ and schbench count as there: they are built here before the run."""
     b = spec.wl.binary
-    if b in {p.stem for p in _workload_exes()} or shutil.which(b, path=script_path(extra)):
+    if b in image.workload_names() or shutil.which(b, path=script_path(extra)):
         return ""
     pkg = image.TOOLS.get(b, ("", "rt-tests" if b == "hackbench" else ""))[1]
     return f"{b} is not installed on this machine" + (f" (Debian package {pkg})" if pkg else "")
 
-
-def _workload_exes() -> list[Path]:
-    """workloads/*.c by name (built on demand by image.compile_workloads())."""
-    return sorted(paths.workloads_dir().glob("*.c"))
