@@ -272,7 +272,8 @@ sparsemask-bench: deps
 
 # sched_ext: the scx kernel (series + BTF + SCHED_CLASS_EXT), the
 # schedulers built from source (scx_simple, scx_idlesteal) and the published
-# peers from crates.io (scx_p2dq, scx_bpfland, scx_cosmos): docs/scx.md.
+# peers from crates.io (scx_p2dq, scx_bpfland, scx_cosmos, scx_beerland,
+# scx_lavd): docs/scx.md.
 scx: deps
 	$(IDLESTEAL) scx
 
@@ -304,7 +305,7 @@ install-scx:
 # Side by side on the scx kernel (configs/scx.suite, one boot per preset):
 # EEVDF NO_STEAL (the baseline), EEVDF STEAL, scx_idlesteal and the peers,
 # switched between repetitions, the order rotated.  Results: results/scx/.
-SCX_SCHED ?= eevdf,eevdf+steal,scx_idlesteal,scx_p2dq,scx_bpfland,scx_cosmos
+SCX_SCHED ?= eevdf,eevdf+steal,scx_idlesteal,scx_p2dq,scx_bpfland,scx_cosmos,scx_beerland,scx_lavd
 SCX_REPS ?= 4
 SCX_PRESETS ?=
 bench-scx: deps

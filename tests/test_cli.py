@@ -202,6 +202,7 @@ def test_custom_workload_from_the_command_line(fake, tmp_path):
 import os
 
 from idlesteal.runs import host, suite
+from idlesteal.scx import peers
 from idlesteal.report import ab as report
 
 HOST_SUITE = """\
@@ -328,7 +329,8 @@ def test_side_by_side_host_dry_run_takes_each_workload_once(monkeypatch, tmp_pat
     assert rc == 0
     assert "hackbench: levels 1 size 50 of its 2x2x2 line; its 1x1x2 line(s) left out" in out
     assert "side by side on this machine (host mode, the running kernel): eevdf, " in out
-    assert "12 loads, 24 runs: hackbench 1" in out
+    n = 3 + len(peers.PEERS)     # eevdf, eevdf+steal, scx_idlesteal and the peers
+    assert f"{2 * n} loads, {4 * n} runs: hackbench 1" in out
 
 
 def test_the_cli_dumps_its_stack_on_sigusr1(capfd):

@@ -275,7 +275,8 @@ def sbs_run_dir(tmp_path: Path, console: str = CONSOLE, **extra) -> tuple[Path, 
     """A kept side-by-side boot: the real 2x2x2 capture (six schedulers,
     2 repetitions, untraced) with run.json as sidebyside.run() writes it."""
     from idlesteal.runs import sidebyside as sbs, suite
-    s = sbs.Spec("2x2x2", suite.parse("2x2x2 hackbench 2 50"), sbs.contenders(sbs.DEFAULT), 2,
+    from .test_sidebyside import CAPTURED
+    s = sbs.Spec("2x2x2", suite.parse("2x2x2 hackbench 2 50"), sbs.contenders(CAPTURED), 2,
                  waste=False)
     parsed = image.parse_output((DATA / "sidebyside-2x2x2.txt").read_text())
     assert parsed is not None

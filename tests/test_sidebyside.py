@@ -17,9 +17,12 @@ from idlesteal import util
 from idlesteal.util import HarnessError
 
 DATA = Path(__file__).parent / "data"
+# The contenders of the kept capture (sidebyside-2x2x2.txt), in its order:
+# the default of when it was made.
+CAPTURED = ("eevdf", "eevdf+steal", "scx_idlesteal", "scx_p2dq", "scx_bpfland", "scx_cosmos")
 
 
-def spec(names=sbs.DEFAULT, reps: int = 2, text: str = "2x2x2 hackbench 2 50",
+def spec(names=CAPTURED, reps: int = 2, text: str = "2x2x2 hackbench 2 50",
          waste: bool = False) -> sbs.Spec:
     """Untraced by default: the kept capture predates the wasted-CPU measure."""
     return sbs.Spec("2x2x2", suite.parse(text), sbs.contenders(list(names)), reps,
@@ -100,12 +103,12 @@ def test_collect_reads_a_real_capture():
     loads = sbs.plan(s)
     ms = sbs.collect(s, loads, capture())
     assert len(ms) == 6 * 2
-    assert {m.contender for m in ms} == set(sbs.DEFAULT)
+    assert {m.contender for m in ms} == set(CAPTURED)
     assert all(0 < m.value < 10 and 0 < m.busy <= 100 for m in ms)
     steals = sbs.idlesteal_steals(loads, capture())
     assert steals == {"scx_idlesteal": [516, 481]}
     rows = sbs.summarize(s, ms)
-    assert len(rows) == 1 and set(rows[0]["contenders"]) == set(sbs.DEFAULT)
+    assert len(rows) == 1 and set(rows[0]["contenders"]) == set(CAPTURED)
     assert rows[0]["contenders"]["eevdf"]["ratio"] == 1.0
     assert "hackbench groups 2" in sbs.table(s, rows, steals)
 
@@ -506,7 +509,7 @@ def test_an_ejected_scheduler_is_left_out_and_the_others_kept(tmp_path):
     assert why.startswith("the kernel ejected it (runnable task stall): ")
     assert f"load {victim.index}, repetition 1" in why
     data = json.loads(res["json"].read_text())
-    kept = [c for c in sbs.DEFAULT if c != "scx_p2dq"]
+    kept = [c for c in CAPTURED if c != "scx_p2dq"]
     assert [c["name"] for c in data["spec"]["contenders"]] == kept
     assert set(data["rows"][0]["contenders"]) == set(kept)
     assert {m["contender"] for m in data["measurements"]} == set(kept)

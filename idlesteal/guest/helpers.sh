@@ -69,13 +69,15 @@ _hang_tasks() {
         sed 's/^/idlesteal-hang:     /' $_t/stack 2>/dev/null
     done
 }
-# sched_ext (docs/scx.md).  scx_wait STATE: wait up to 30 s for
-# /sys/kernel/sched_ext/state to read STATE.
+# sched_ext (docs/scx.md).  scx_wait STATE: wait up to SCX_WAIT_S (60) s
+# for /sys/kernel/sched_ext/state to read STATE.  Loading scx_lavd (its BPF
+# verified under TCG) took 13 s on a quiet host and over 30 s beside a
+# benchmark.
 scx_wait() {
     _i=0
     while [ "$(cat /sys/kernel/sched_ext/state 2>/dev/null)" != "$1" ]; do
         _i=$((_i + 1))
-        [ $_i -lt 300 ] || { echo "timeout waiting for sched_ext state $1"; return 1; }
+        [ $_i -lt $((${SCX_WAIT_S:-60} * 10)) ] || { echo "timeout waiting for sched_ext state $1"; return 1; }
         sleep 0.1
     done
 }

@@ -1,6 +1,6 @@
 """The published sched_ext schedulers, built from crates.io at pinned versions.
 
-scx_p2dq, scx_bpfland and scx_cosmos are Rust loaders (scx_utils,
+scx_p2dq, scx_bpfland, scx_cosmos, scx_beerland and scx_lavd are Rust loaders (scx_utils,
 libbpf-rs) with BPF C sides compiled by clang.  `cargo install --locked
 --version V` builds each one with the lock file it was published with;
 the binaries go to build/scx-peers/bin and cargo's target directory lives
@@ -25,16 +25,22 @@ from ..kernel import build
 from .. import paths
 from ..util import HarnessError, Stopwatch, log, output, step
 
-# Pinned: the latest releases on crates.io on 2026-11-23, all on
-# scx_utils 1.1.4 and libbpf-rs 0.27.2.
+# Pinned: the latest releases the crates.io index serves here (read
+# 2026-12-03: each one's last line in index.crates.io), all on scx_utils
+# 1.1.4 and libbpf-rs 0.27.2.  scx_beerland is the closest design (a
+# per-CPU busy map, ops.dispatch() takes the earliest task in vtime from
+# another CPU), scx_lavd the most actively developed.
 PEERS: dict[str, str] = {
     "scx_p2dq": "1.1.4",
     "scx_bpfland": "1.1.4",
     "scx_cosmos": "1.1.7",
+    "scx_beerland": "1.1.4",
+    "scx_lavd": "1.1.4",
 }
 # The name each one registers with sched_ext (/sys/kernel/sched_ext/root/ops).
 OPS_NAMES: dict[str, str] = {"scx_p2dq": "p2dq", "scx_bpfland": "bpfland",
-                             "scx_cosmos": "cosmos"}
+                             "scx_cosmos": "cosmos", "scx_beerland": "beerland",
+                             "scx_lavd": "lavd"}
 RUST_MIN = (1, 91)
 CLANG_DIR = Path("/usr/lib/llvm-19/bin")      # Debian's clang-19, as `clang`
 
