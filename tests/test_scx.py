@@ -191,19 +191,21 @@ def test_build_own_rebuilds_after_another_checkouts_build(tmp_path, monkeypatch)
 
 
 def test_every_bpf_counter_has_a_name_in_the_loader():
-    """enum stat_idx of scx_idlesteal.bpf.c, the loader's NR_STATS, its NAMES
-    (its "stats"/"final" lines) and its totals arrays have as many entries: a
-    counter added on one side only would shift every name after it."""
-    src = scx.OWN_DIR / "scx_idlesteal.bpf.c"
+    """enum stat_idx of src/bpf/intf.h and the loader's NAMES (its
+    "stats"/"final" lines) have as many entries, and the loader's NR_STATS
+    and totals arrays are IDLESTEAL_NR_STATS as bindgen gives it (rustc then
+    refuses a NAMES of another length): a counter added on one side only
+    would shift every name after it."""
+    src = scx.OWN_DIR / "src" / "bpf" / "intf.h"
     enum = re.search(r"enum stat_idx \{(.*?)IDLESTEAL_NR_STATS", src.read_text(), re.S)
     assert enum, src
     n = len(re.findall(r"^\s*IDLESTEAL_STAT_\w+,", enum.group(1), re.M))
     stats_rs = (scx.OWN_DIR / "src" / "stats.rs").read_text()
-    nr = re.search(r"pub const NR_STATS: usize = (\d+);", stats_rs)
-    assert nr, "NR_STATS not found in stats.rs"
+    assert re.search(r"pub const NR_STATS: usize = crate::bpf_intf::stat_idx_IDLESTEAL_NR_STATS "
+                     r"as usize;", stats_rs), "NR_STATS is not intf.h's in stats.rs"
     names = re.search(r"pub const NAMES: \[&str; NR_STATS\] = \[(.*?)\];", stats_rs, re.S)
     assert names, "NAMES not found in stats.rs"
-    assert int(nr.group(1)) == n == len(re.findall(r'"\w+"', names.group(1)))
+    assert n == len(re.findall(r'"\w+"', names.group(1)))
     main_rs = (scx.OWN_DIR / "src" / "main.rs").read_text()
     assert re.findall(r"\[0u64; ([\w:]+)\]", main_rs) == ["stats::NR_STATS"]
     assert re.findall(r"totals: &\[u64; ([\w:]+)\]", stats_rs) == ["NR_STATS"]

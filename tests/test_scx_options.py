@@ -71,6 +71,17 @@ def test_help_names_the_latency_knobs():
         assert want in res.stdout, (want, res.stdout)
 
 
+def test_help_names_the_output_and_libbpf_options():
+    """Quiet by default (--counters, --log-level), the dump's size, and the
+    scx schedulers' libbpf options (scx_utils' LibbpfOpts)."""
+    res = run("-h")
+    assert res.returncode == 0, res
+    for want in ("--counters", "--log-level <LOG_LEVEL>", "--exit-dump-len <EXIT_DUMP_LEN>",
+                 "Libbpf Options:", "--btf-custom-path <BTF_CUSTOM_PATH>"):
+        assert want in res.stdout, (want, res.stdout)
+    assert "--quiet" not in res.stdout        # kept for option files, not offered
+
+
 def test_help_stats_describes_every_counter():
     """--help-stats (scx_stats' metadata) lists every counter the "stats"
     line carries, without loading anything."""

@@ -260,5 +260,5 @@ def source_digest() -> str:
 
 
 # What scx_idlesteal is built from (source_digest()).
-SOURCES = ("scx_idlesteal.bpf.c", "Cargo.toml", "Cargo.lock", "build.rs", "src/main.rs",
-           "src/stats.rs", "src/topo.rs", "src/bpf_skel.rs")
+SOURCES = ("src/bpf/main.bpf.c", "src/bpf/intf.h", "Cargo.toml", "Cargo.lock", "build.rs",
+           "src/main.rs", "src/stats.rs", "src/topo.rs", "src/bpf_skel.rs", "src/bpf_intf.rs")

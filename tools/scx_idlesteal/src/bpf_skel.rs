@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// The skeleton scx_cargo generates from scx_idlesteal.bpf.c (build.rs).
+// The skeleton scx_cargo generates from src/bpf/main.bpf.c (build.rs).
 #![allow(
     clippy::all,
     unused_imports,

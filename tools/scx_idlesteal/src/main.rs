@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //
 // scx_idlesteal's user space: reads the CPU topology (scx_utils), loads
-// scx_idlesteal.bpf.c, prints its counters once a second and unloads on
+// src/bpf/main.bpf.c, prints its counters once a second and unloads on
 // SIGINT or SIGTERM, giving the tasks back to the fair class.
 //
 //   SIGUSR1  stop stealing (run-time A/B switch)
@@ -10,6 +10,7 @@
 // Built with cargo from crates.io at pinned versions, like the published
 // scx_* schedulers (idlesteal/scx/own.py); the BPF side is C, compiled by
 // scx_cargo with the sched_ext headers it ships.
+mod bpf_intf;
 mod bpf_skel;
 mod stats;
 mod topo;
@@ -27,6 +28,7 @@ use crossbeam::channel::RecvTimeoutError;
 use libbpf_rs::skel::Skel;
 use libbpf_rs::{AsRawLibbpf, MapCore, MapFlags, OpenObject};
 use scx_stats::prelude::*;
+use scx_utils::libbpf_clap_opts::LibbpfOpts;
 use scx_utils::{
     Topology, UserExitInfo, compat, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited,
     uei_report,
@@ -154,6 +156,10 @@ struct Opts {
     /// Print the version and exit.
     #[arg(short = 'V', long)]
     version: bool,
+
+    /// libbpf's object-open options, as the scx schedulers take them.
+    #[clap(flatten, next_help_heading = "Libbpf Options")]
+    libbpf: LibbpfOpts,
 }
 
 /// How much the loader prints (--log-level), least first.
@@ -229,12 +235,9 @@ impl<'a> Scheduler<'a> {
         }
         let mut builder = BpfSkelBuilder::default();
         builder.obj_builder.debug(opts.verbose);
-        let mut skel = scx_ops_open!(
-            builder,
-            open_object,
-            idlesteal_ops,
-            None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>
-        )?;
+        let open_opts = opts.libbpf.clone().into_bpf_open_opts();
+        let mut skel = scx_ops_open!(builder, open_object, idlesteal_ops, open_opts)
+            .context("cannot open the BPF object (see the Libbpf Options in --help)")?;
 
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
         if let Some(us) = opts.slice_us {
@@ -388,7 +391,7 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Per CPU: the steal gate's averages (a search is made while
-    /// avg_idle >= avg_cost), the first fields of struct cpu_ctx.
+    /// avg_idle >= avg_cost), from struct cpu_ctx (src/bpf/intf.h).
     fn print_gates(&self) {
         let key = 0u32.to_ne_bytes();
         let Ok(Some(vals)) = self.skel.maps.cpu_ctxs.lookup_percpu(&key, MapFlags::ANY) else {
@@ -396,11 +399,17 @@ impl<'a> Scheduler<'a> {
         };
         let mut line = String::from("gate avg_idle_us/avg_cost_us:");
         for (cpu, v) in vals.iter().enumerate() {
-            if v.len() < 24 {
+            if v.len() < std::mem::size_of::<bpf_intf::cpu_ctx>() {
                 return;
             }
-            let word = |i: usize| u64::from_ne_bytes(v[i * 8..i * 8 + 8].try_into().unwrap());
-            line.push_str(&format!(" {cpu}={}/{}", word(1) / 1000, word(2) / 1000));
+            // SAFETY: v holds at least one cpu_ctx, a plain C struct of
+            // u64s; read_unaligned() needs no alignment of the Vec.
+            let c: bpf_intf::cpu_ctx = unsafe { std::ptr::read_unaligned(v.as_ptr().cast()) };
+            line.push_str(&format!(
+                " {cpu}={}/{}",
+                c.avg_idle / 1000,
+                c.avg_cost / 1000
+            ));
         }
         println!("{line}");
     }

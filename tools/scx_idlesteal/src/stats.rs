@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// The counters of scx_idlesteal.bpf.c (enum stat_idx, summed over the CPUs)
+// The counters of src/bpf/main.bpf.c (enum stat_idx of intf.h, summed over the CPUs)
 // as scx_stats metrics: `--stats SECS` beside the scheduler, `--monitor
 // SECS` from another shell, `--help-stats` describes them.
 use std::io::Write;
@@ -13,11 +13,12 @@ use scx_stats::prelude::*;
 use scx_stats_derive::{Stats, stat_doc};
 use serde::{Deserialize, Serialize};
 
-/// How many counters the BPF side keeps (IDLESTEAL_NR_STATS).
-pub const NR_STATS: usize = 31;
+/// How many counters the BPF side keeps (IDLESTEAL_NR_STATS of intf.h).
+pub const NR_STATS: usize = crate::bpf_intf::stat_idx_IDLESTEAL_NR_STATS as usize;
 
 /// The names the BPF side counts under, in enum stat_idx's order (the
-/// loader's "stats" and "final" lines, parsed by idlesteal/scx/own.py).
+/// loader's "stats" and "final" lines, parsed by idlesteal/scx/own.py); a
+/// counter added to intf.h without a name here does not compile.
 pub const NAMES: [&str; NR_STATS] = [
     "steals",
     "failed",

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// The scheduler's topology tables (scx_idlesteal.bpf.c: cpu_llc, llc_cpus,
+// The scheduler's topology tables (src/bpf/main.bpf.c: cpu_llc, llc_cpus,
 // cpu_siblings, ...), built from scx_utils' view of the online CPUs.  They
 // are rewritten in place when the online CPUs change (CPU hotplug), so the
 // scheduler stays loaded where scx_utils' schedulers restart.
 use anyhow::{Result, bail};
 use scx_utils::Topology;
 
-pub const MAX_CPUS: usize = 8192;
-pub const MAX_LLCS: usize = 256;
-pub const MAX_LLC_CPUS: usize = 256;
-pub const MAX_SIBLINGS: usize = 8;
+use crate::bpf_intf;
+
+pub const MAX_CPUS: usize = bpf_intf::MAX_CPUS as usize;
+pub const MAX_LLCS: usize = bpf_intf::MAX_LLCS as usize;
+pub const MAX_LLC_CPUS: usize = bpf_intf::MAX_LLC_CPUS as usize;
+pub const MAX_SIBLINGS: usize = bpf_intf::MAX_SIBLINGS as usize;
 
 #[derive(Clone, PartialEq, Eq)]
 pub struct Tables {

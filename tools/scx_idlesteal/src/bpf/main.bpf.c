@@ -80,6 +80,7 @@
  * The topology comes from the loader (scx_utils' view of sysfs); see src/topo.rs.
  */
 #include <scx/common.bpf.h>
+#include "intf.h"
 
 /*
  * Built by scx_cargo with the scx repository's headers, whose compat.bpf.h
@@ -89,10 +90,6 @@
 
 char _license[] SEC("license") = "GPL";
 
-#define MAX_CPUS		8192	/* NR_CPUS of CONFIG_MAXSMP */
-#define MAX_LLCS		256
-#define MAX_LLC_CPUS		256
-#define MAX_SIBLINGS		8
 #define CHUNK_BITS		8	/* positions per mask word (density 3) */
 #define MAX_CHUNKS		(MAX_LLC_CPUS / CHUNK_BITS)
 #define STEAL_MAX_VICTIMS	4
@@ -186,40 +183,6 @@ struct mask_chunk {
 /* LLC -> its overload mask, by position. */
 static struct mask_chunk overload[MAX_LLCS][MAX_CHUNKS];
 
-enum stat_idx {
-	IDLESTEAL_STAT_STEAL,		/* tasks stolen */
-	IDLESTEAL_STAT_FAILED,		/* searches that took nothing */
-	IDLESTEAL_STAT_SEARCH_NS,		/* time spent in the timed searches */
-	IDLESTEAL_STAT_GATED,		/* searches skipped by the cost gate */
-	IDLESTEAL_STAT_KICK,		/* idle CPUs kicked to steal */
-	IDLESTEAL_STAT_LOCAL,		/* wakeups placed on an idle CPU */
-	IDLESTEAL_STAT_QUEUED,		/* tasks queued on a CPU's own queue */
-	IDLESTEAL_STAT_REMOTE_LLC,	/* stolen from another LLC of the node */
-	IDLESTEAL_STAT_FALLBACK,	/* queued in the fallback queue: own CPU not allowed */
-	IDLESTEAL_STAT_SYNC_QUEUED,	/* sync wakees queued behind the waker's waiters */
-	IDLESTEAL_STAT_RECHECK,		/* own tasks found after a failed steal */
-	IDLESTEAL_STAT_IDLE_KICK,	/* CPUs that went idle with their queue not empty */
-	IDLESTEAL_STAT_PULL,		/* tasks pulled at a slice end (no CPU idle) */
-	IDLESTEAL_STAT_FALLBACK_RUN,	/* tasks taken from the fallback queue */
-	IDLESTEAL_STAT_MIGDIS,		/* migration-disabled tasks enqueued */
-	IDLESTEAL_STAT_REMOTE_IDLE,	/* sent to an idle CPU of another LLC, none in its own */
-	IDLESTEAL_STAT_YIELD_KEEP,	/* sched_yield() with nothing waiting: slice kept */
-	IDLESTEAL_STAT_YIELD_GIVE,	/* sched_yield() to a waiting task: slice ended */
-	IDLESTEAL_STAT_HOTPLUG,		/* CPUs that went online or offline */
-	IDLESTEAL_STAT_KEPT,		/* slice ends where the task, behind in vtime, kept its CPU */
-	IDLESTEAL_STAT_PULL_LLC,	/* tasks pulled at a slice end from another LLC */
-	IDLESTEAL_STAT_STARVED,		/* tasks run out of vtime order after starve_ns() */
-	IDLESTEAL_STAT_PREEMPT,		/* wakeups that preempted a task further ahead in vtime */
-	IDLESTEAL_STAT_SHORT,		/* slices cut short for the tasks waiting for the CPU */
-	IDLESTEAL_STAT_KICK_CORE,	/* arrival kicks that found a fully idle core */
-	IDLESTEAL_STAT_NONE_IDLE,	/* wakees queued without a second idle search */
-	IDLESTEAL_STAT_WAKER_CPU,	/* sync wakees, none idle, placed on the waker's CPU */
-	IDLESTEAL_STAT_TIMED,		/* searches timed (1 in STEAL_TIME_EVERY) */
-	IDLESTEAL_STAT_WAKE_BOUNDED,	/* wakeups queued at the bound behind the queue's head */
-	IDLESTEAL_STAT_OFFLINE_IDLE,	/* idle claims that got an offline CPU, passed over */
-	IDLESTEAL_STAT_REMOTE_NODE,	/* sent to an idle CPU of another node, none in its own */
-	IDLESTEAL_NR_STATS,
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -228,30 +191,6 @@ struct {
 	__uint(max_entries, IDLESTEAL_NR_STATS);
 } stats SEC(".maps");
 
-struct cpu_ctx {
-	u64 idle_at;		/* when the CPU went idle, 0 if busy */
-	u64 avg_idle;		/* ns, running average */
-	u64 avg_cost;		/* ns, running average of a search */
-	u64 next_decay;		/* ns: halve avg_cost when gated past this */
-	u64 kicked;		/* kicked to steal: the next search is not gated */
-	u64 searches;		/* searches made (steal_timed()) */
-	u64 next_starve_check;	/* ns: when to look for a starved task next */
-	/*
-	 * The task of ours running here (ops.running() to ops.stopping()), for
-	 * wakeup preemption: its vtime when it started, when it started
-	 * (0: none of ours runs), its weight.  A task kept running at a slice
-	 * end is not started again, so its vtime now is estimated from the
-	 * time since it started (curr_vtime_now()).  Other CPUs read the three
-	 * without a lock or barrier while this CPU may be rewriting them (it
-	 * clears curr_at first and sets it last): a reader can pair one task's
-	 * curr_at with the next one's vtime or weight.  That only moves one
-	 * estimate of preempt_victim(), which then preempts another CPU or
-	 * none; the choice is a heuristic, no invariant depends on it.
-	 */
-	u64 curr_vtime;
-	u64 curr_at;
-	u64 curr_weight;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
