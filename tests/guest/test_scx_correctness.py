@@ -80,6 +80,10 @@ of the `scx` kernel (docs/scx.md, "Correctness"):
   scheduler stays in charge.  Before, the guard walked the first 32 tasks
   from the queue's head while the starved ones sat at its tail, and waited
   a fixed 1 s where the watchdog's limit was 500 ms;
+* cpufreq: a spinner on one CPU for a few seconds: that CPU's target
+  (scx_bpf_cpuperf_set(), printed at exit with --log-level debug) is near
+  full performance and the least busy CPU's far below; before, no target
+  was ever set and every CPU stayed at full performance;
 * CPU hotplug without a restart: loaded with CPU 6 offline, then CPU 6
   online and six CPUs off- and online in turn under hackbench: sched_ext's
   state, read every 100 ms, never leaves "enabled", the loader never
@@ -160,6 +164,12 @@ AFFMOVE = "affmove -s 1 -y 3 -b 2 -p 5 -r 20"   # CPUs 1-3 share an LLC, 5 does 
 AFFMOVE_SLICE_US = 200000   # with -p: the task must wait behind SRC's spinner
 HOTPLUG_CPUS = (3, 6, 1, 7, 3, 5)
 CROWD_CPU = 1
+# cpufreq: a spinner on PERF_CPU for PERF_SECONDS, the rest of the guest
+# about idle; the targets the loader prints at exit (--log-level debug).
+PERF_CPU = 3
+PERF_SECONDS = 3
+PERF_BUSY_MIN = 900        # of 1024: the spinner's CPU at full performance
+PERF_IDLE_MAX = 512        # the least busy CPU well below it
 CROWD_HOGS = 5
 CROWD_SECONDS = 8
 # Five default slices (20 ms).  EEVDF's median was 40-54 ms when the test
@@ -406,6 +416,17 @@ scx_end
 cat /tmp/hp.log
 section hotplug_states
 sort /tmp/hp.states | uniq -c
+
+section cpuperf
+scx_start /tmp/perf.log scx_idlesteal --log-level debug
+taskset -c {PERF_CPU} sh -c 'while :; do :; done' &
+s1=$!
+sleep {PERF_SECONDS}
+after
+scx_end
+kill $s1
+wait $s1 2>/dev/null
+cat /tmp/perf.log
 
 section crowd
 # crowd TAG: CROWD_HOGS spinners on CROWD_CPU, one on each other CPU, and a
@@ -715,6 +736,20 @@ def test_starvation_guard_finds_a_task_behind_32_others_before_a_short_watchdog(
     still_in_charge(run, "starve")
     final = scx.final_stats(run.sections["starve"])
     assert int(final["starved"]) > 0, final
+
+
+def test_cpufreq_target_follows_each_cpus_load(run):
+    """The spinner's CPU asks for (nearly) full performance and the least
+    busy CPU for far less.  Before, scx_bpf_cpuperf_set() was never called
+    and every CPU's target stayed at full performance (no perf line)."""
+    got = lines(run, "cpuperf")
+    line = next((l for l in got if l.startswith("perf target/1024:")), None)
+    assert line, got
+    perf = {int(c): int(v) for c, v in (w.split("=") for w in line.split(":", 1)[1].split())}
+    print(f"cpufreq targets with a spinner on CPU {PERF_CPU}: {perf}")
+    assert perf[PERF_CPU] >= PERF_BUSY_MIN, perf
+    assert min(perf.values()) <= PERF_IDLE_MAX, perf
+    still_in_charge(run, "cpuperf")
 
 
 def test_cpu_hotplug_without_restart(run):

@@ -132,7 +132,8 @@ struct Opts {
 
     /// What to print: error, warn, info (the lines at load, on a CPU
     /// change, a switch and a restart) or debug (also each CPU's steal gate
-    /// at exit).  The counters line at exit is always printed.
+    /// and cpufreq target at exit).  The counters line at exit is always
+    /// printed.
     #[arg(long, default_value = "info", value_parser = parse_level)]
     log_level: Level,
 
@@ -391,13 +392,15 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Per CPU: the steal gate's averages (a search is made while
-    /// avg_idle >= avg_cost), from struct cpu_ctx (src/bpf/intf.h).
+    /// avg_idle >= avg_cost) and the cpufreq target last set (of 1024),
+    /// from struct cpu_ctx (src/bpf/intf.h).
     fn print_gates(&self) {
         let key = 0u32.to_ne_bytes();
         let Ok(Some(vals)) = self.skel.maps.cpu_ctxs.lookup_percpu(&key, MapFlags::ANY) else {
             return;
         };
         let mut line = String::from("gate avg_idle_us/avg_cost_us:");
+        let mut perf = String::from("perf target/1024:");
         for (cpu, v) in vals.iter().enumerate() {
             if v.len() < std::mem::size_of::<bpf_intf::cpu_ctx>() {
                 return;
@@ -410,8 +413,10 @@ impl<'a> Scheduler<'a> {
                 c.avg_idle / 1000,
                 c.avg_cost / 1000
             ));
+            perf.push_str(&format!(" {cpu}={}", c.perf_lvl));
         }
         println!("{line}");
+        println!("{perf}");
     }
 
     /// --cost: each loaded callback's calls and run time (bpf_prog_info's

@@ -77,6 +77,18 @@ struct cpu_ctx {
 	u64 curr_vtime;
 	u64 curr_at;
 	u64 curr_weight;
+	/*
+	 * The CPU's utilization for cpufreq (update_cpuperf()): the time its
+	 * tasks of ours ran (busy_ns, counted from run_at at each stop and
+	 * tick), and over the current window (from perf_at, busy_ns then
+	 * perf_busy) the running average perf_lvl, the target last set
+	 * (SCX_CPUPERF_ONE, 1024: full performance).
+	 */
+	u64 run_at;
+	u64 busy_ns;
+	u64 perf_at;
+	u64 perf_busy;
+	u64 perf_lvl;
 };
 
 #endif /* __IDLESTEAL_INTF_H */

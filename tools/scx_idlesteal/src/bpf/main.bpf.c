@@ -99,6 +99,8 @@ char _license[] SEC("license") = "GPL";
 #define STEAL_COST_CLAMP_NS	500000ULL
 #define STEAL_COST_DECAY_NS	1000000000ULL
 #define STEAL_TIME_EVERY	8	/* searches per timed one: see steal_timed() */
+/* The window of a CPU's utilization for its cpufreq target (update_cpuperf()). */
+#define PERF_WINDOW_NS		10000000ULL
 /* A pull from another LLC wants a task this far behind in vtime (slices). */
 #define PULL_LLC_MARGIN		2
 /*
@@ -351,6 +353,13 @@ static struct cpu_ctx *this_cpu_ctx(void)
 }
 
 /* Same update as the kernel's update_avg(): avg += (sample - avg) / 8. */
+/* The time its current task of ours ran since @cctx->run_at, into busy_ns. */
+static void count_busy(struct cpu_ctx *cctx, u64 now)
+{
+	if (cctx->run_at && now > cctx->run_at)
+		cctx->busy_ns += now - cctx->run_at;
+}
+
 static void update_avg(u64 *avg, u64 sample)
 {
 	if (sample >= *avg)
@@ -1823,9 +1832,12 @@ void BPF_STRUCT_OPS(idlesteal_running, struct task_struct *p)
 	if (tctx)
 		tctx->exec_at = p->se.sum_exec_runtime;
 	if (cctx) {
+		u64 now = now_ns();
+
 		cctx->curr_vtime = p->scx.dsq_vtime;
 		cctx->curr_weight = p->scx.weight;
-		WRITE_ONCE(cctx->curr_at, now_ns());
+		WRITE_ONCE(cctx->curr_at, now);
+		cctx->run_at = now;
 	}
 	/*
 	 * Its slice, by the tasks waiting for this CPU now (task_slice()):
@@ -1888,9 +1900,53 @@ void BPF_STRUCT_OPS(idlesteal_stopping, struct task_struct *p, bool runnable)
 {
 	struct cpu_ctx *cctx = this_cpu_ctx();
 
-	if (cctx)
+	if (cctx) {
 		WRITE_ONCE(cctx->curr_at, 0);
+		count_busy(cctx, now_ns());
+		cctx->run_at = 0;
+	}
 	scx_bpf_task_set_dsq_vtime(p, charged_vtime(p));
+}
+
+/*
+ * cpufreq: a scheduler that never calls scx_bpf_cpuperf_set() leaves every
+ * CPU's target at full performance (SCX_CPUPERF_ONE), whatever its load,
+ * and schedutil follows that.  Each CPU sets its own from the share of
+ * the last PERF_WINDOW_NS its tasks ran, averaged over windows (a quarter
+ * weight to the new one, so a CPU that turns busy reaches 90% of full in
+ * eight windows), at a tick: a CPU that runs a task for long ticks, an
+ * idle one does not and keeps its last target (the hardware's idle states
+ * are cpufreq's business then).
+ */
+static void update_cpuperf(struct cpu_ctx *cctx, s32 cpu, u64 now)
+{
+	u64 span, busy, util;
+
+	count_busy(cctx, now);
+	if (cctx->run_at)
+		cctx->run_at = now;
+	if (!cctx->perf_at || now < cctx->perf_at) {
+		cctx->perf_at = now;
+		cctx->perf_busy = cctx->busy_ns;
+		return;
+	}
+	span = now - cctx->perf_at;
+	if (span < PERF_WINDOW_NS)
+		return;
+	busy = cctx->busy_ns - cctx->perf_busy;
+	util = busy >= span ? SCX_CPUPERF_ONE : busy * SCX_CPUPERF_ONE / span;
+	cctx->perf_lvl = (3 * cctx->perf_lvl + util) / 4;
+	cctx->perf_at = now;
+	cctx->perf_busy = cctx->busy_ns;
+	scx_bpf_cpuperf_set(cpu, cctx->perf_lvl);
+}
+
+void BPF_STRUCT_OPS(idlesteal_tick, struct task_struct *p)
+{
+	struct cpu_ctx *cctx = this_cpu_ctx();
+
+	if (cctx)
+		update_cpuperf(cctx, bpf_get_smp_processor_id(), now_ns());
 }
 
 /* A new task starts at the clock, by which a waking one is placed. */
@@ -2254,9 +2310,9 @@ void BPF_STRUCT_OPS(idlesteal_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool
 		     queued, llc < MAX_LLCS && is_overloaded(llc, cpu_pos_of(cpu)),
 		     llc, cpu_pos_of(cpu));
 	if (cctx)
-		scx_bpf_dump("idlesteal: avg_idle_ns=%llu avg_cost_ns=%llu gated=%d idle_since_ns=%llu\n",
+		scx_bpf_dump("idlesteal: avg_idle_ns=%llu avg_cost_ns=%llu gated=%d idle_since_ns=%llu perf=%llu\n",
 			     cctx->avg_idle, cctx->avg_cost, cctx->avg_idle < cctx->avg_cost,
-			     cctx->idle_at);
+			     cctx->idle_at, cctx->perf_lvl);
 }
 
 void BPF_STRUCT_OPS(idlesteal_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)
@@ -2280,6 +2336,7 @@ SCX_OPS_DEFINE(idlesteal_ops,
 	       .update_idle		= (void *)idlesteal_update_idle,
 	       .running			= (void *)idlesteal_running,
 	       .stopping		= (void *)idlesteal_stopping,
+	       .tick			= (void *)idlesteal_tick,
 	       .yield			= (void *)idlesteal_yield,
 	       .enable			= (void *)idlesteal_enable,
 	       .init_task		= (void *)idlesteal_init_task,
