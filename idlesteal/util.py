@@ -66,6 +66,15 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def check_vendored(path: Path, sha256: str) -> None:
+    """A pinned vendor/ tarball is there and is what its pin says."""
+    if not path.exists():
+        raise HarnessError(f"{path} is missing (vendor/README.md)")
+    digest = sha256_file(path)
+    if digest != sha256:
+        raise HarnessError(f"{path}: sha256 {digest}, expected {sha256}")
+
+
 class Stopwatch:
     def __init__(self) -> None:
         self.t0 = time.monotonic()

@@ -238,3 +238,19 @@ def test_parse_ldd_reports_missing_libraries():
         "\t/lib64/ld-linux-x86-64.so.2 (0x00007f)\n")
     assert libs == ["/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"]
     assert missing == ["libfoo.so.1"]
+
+
+def test_vendored_tarballs_are_checked_against_their_pins(tmp_path):
+    """check_vendored(): the pinned schbench and pahole tarballs match their
+    sha256; a missing or changed file is refused, naming what is wrong."""
+    from idlesteal.guest import schbench
+    from idlesteal.kernel import pahole
+    from idlesteal.util import check_vendored
+    check_vendored(schbench.TARBALL, schbench.SHA256)
+    check_vendored(pahole.TARBALL, pahole.SHA256)
+    with pytest.raises(HarnessError, match="is missing"):
+        check_vendored(tmp_path / "gone.tar.xz", schbench.SHA256)
+    other = tmp_path / "other.tar.xz"
+    other.write_bytes(b"not schbench")
+    with pytest.raises(HarnessError, match="expected " + schbench.SHA256):
+        check_vendored(other, schbench.SHA256)

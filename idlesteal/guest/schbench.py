@@ -13,7 +13,7 @@ import tarfile
 from pathlib import Path
 
 from .. import paths
-from ..util import HarnessError, log, run, sha256_file
+from ..util import check_vendored, log, run
 
 COMMIT = "24e32b8ef67cbafb0761aed68747d90a291767ae"
 TARBALL = paths.REPO / "vendor" / f"schbench-{COMMIT[:7]}.tar.xz"
@@ -24,13 +24,9 @@ SOURCE = f"schbench-{COMMIT[:7]}/schbench.c"
 def build(out_dir: Path, cc: str = "gcc") -> Path:
     """out_dir/schbench, compiled when missing or older than the tarball."""
     exe = out_dir / "schbench"
-    if exe.exists() and exe.stat().st_mtime >= TARBALL.stat().st_mtime:
+    if exe.exists() and TARBALL.exists() and exe.stat().st_mtime >= TARBALL.stat().st_mtime:
         return exe
-    if not TARBALL.exists():
-        raise HarnessError(f"{TARBALL} is missing (vendor/README.md)")
-    digest = sha256_file(TARBALL)
-    if digest != SHA256:
-        raise HarnessError(f"{TARBALL}: sha256 {digest}, expected {SHA256}")
+    check_vendored(TARBALL, SHA256)
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = out_dir / "schbench-src"
     if tmp.exists():

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 from .. import paths
-from ..util import HarnessError, Stopwatch, log, output, run, sha256_file
+from ..util import HarnessError, Stopwatch, check_vendored, log, output, run
 
 VERSION = "1.30"
 TARBALL = paths.REPO / "vendor" / f"dwarves-{VERSION}.tar.xz"
@@ -37,11 +37,7 @@ def ensure() -> Path:
     exe = binary()
     if exe.exists() and version_of(exe) == f"v{VERSION}":
         return exe
-    if not TARBALL.exists():
-        raise HarnessError(f"{TARBALL} is missing (vendor/README.md)")
-    digest = sha256_file(TARBALL)
-    if digest != SHA256:
-        raise HarnessError(f"{TARBALL}: sha256 {digest}, expected {SHA256}")
+    check_vendored(TARBALL, SHA256)
     top = exe.parent.parent
     sw = Stopwatch()
     log(f"building pahole {VERSION} from {TARBALL.name} into {top}")

@@ -37,6 +37,7 @@ SAMPLES = 4          # reads of each task's CPU, 0.5 s apart, from 2.5 s after t
 FITS = 7             # 4 in the first LLC, 3 for the other LLC of the node
 SPILLS = 11          # 8 fill the node, 3 for the other node
 OFF_NODE_MAX = 1     # of FITS, seen on the other node (see above)
+REMOTE_NODE_MAX = 2  # pushes across nodes: one such task may cross and come back
 
 # phase N: N hogs pinned to CPU 0's LLC, then allowed everywhere;
 # "$TAG cpu PID CPU" per hog and sample.
@@ -141,7 +142,7 @@ def test_tasks_pushed_out_of_a_full_llc_stay_in_the_node(run):
     still_in_charge(run, "places")
     final = scx.final_stats(run.sections["places"])
     assert int(final["remote_idle"]) > 0, final
-    assert int(final.get("remote_node", 0)) <= OFF_NODE_MAX, final
+    assert int(final.get("remote_node", 0)) <= REMOTE_NODE_MAX, final
 
 
 def test_tasks_go_to_another_node_when_theirs_is_full(run):

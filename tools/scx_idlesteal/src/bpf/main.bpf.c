@@ -653,18 +653,17 @@ static s32 node_llc_after(u32 llc, u32 i)
 }
 
 /*
- * Claim (clear the idle bit of) an idle CPU of @llc on which @p may run,
- * walking positions @pos + @from to @pos + @n - 1 (mod @n, the LLC's size);
- * with @whole, only one whose SMT siblings are idle too (in sched_ext's
- * idle-core mask).  -1 if there is none.
+ * Claim (clear the idle bit of) an idle CPU of @llc, from position @pos + 1
+ * on, on which @p may run; with @whole, only one whose SMT siblings are
+ * idle too (in sched_ext's idle-core mask).  -1 if there is none.
  */
 static __always_inline s32 claim_in_llc(struct task_struct *p, u32 llc, u32 n, u32 pos,
-					u32 from, const struct cpumask *whole)
+					const struct cpumask *whole)
 {
 	u32 i;
 	s32 c;
 
-	bpf_for(i, from, MAX_LLC_CPUS) {
+	bpf_for(i, 1, MAX_LLC_CPUS) {
 		u32 at;
 
 		if (i >= n)
@@ -706,21 +705,21 @@ static s32 claim_idle_stealer(struct task_struct *p, s32 cpu)
 
 	if (kick_whole_core) {
 		idle_cores = scx_bpf_get_idle_smtmask();
-		c = claim_in_llc(p, llc, n, pos, 1, idle_cores);
+		c = claim_in_llc(p, llc, n, pos, idle_cores);
 		scx_bpf_put_idle_cpumask(idle_cores);
 		if (c >= 0) {
 			stat_add(IDLESTEAL_STAT_KICK_CORE, 1);
 			return c;
 		}
 	}
-	return claim_in_llc(p, llc, n, pos, 1, NULL);
+	return claim_in_llc(p, llc, n, pos, NULL);
 }
 
 /*
  * Claim an idle CPU on which @p may run in another LLC of @cpu's node, the
- * LLCs in order after @cpu's; -1 if there is none.  Only the LLCs that
- * sched_ext's idle mask shows an idle CPU of @p's in are walked, so a busy
- * node costs a read of the mask per LLC, not an atomic per CPU.
+ * LLCs in order after @cpu's; -1 if there is none.  A CPU is claimed only
+ * when sched_ext's idle mask shows it idle, so a busy node costs a read of
+ * the mask per CPU, not an atomic.
  */
 static s32 claim_in_node(struct task_struct *p, s32 cpu)
 {
@@ -735,10 +734,9 @@ static s32 claim_in_node(struct task_struct *p, s32 cpu)
 		return -1;
 	idle = scx_bpf_get_idle_cpumask();
 	bpf_for(i, 1, MAX_LLCS) {
-		bool any = false;
 		u32 n;
 
-		if (i >= nr_llcs)
+		if (i >= nr_llcs || c >= 0)
 			break;
 		other = node_llc_after(llc, i);
 		if (other < 0)
@@ -750,16 +748,12 @@ static s32 claim_in_node(struct task_struct *p, s32 cpu)
 			if (pos >= n)
 				break;
 			o = llc_cpu(other, pos);
-			if (bpf_cpumask_test_cpu(o, idle) && bpf_cpumask_test_cpu(o, p->cpus_ptr)) {
-				any = true;
+			if (bpf_cpumask_test_cpu(o, idle) && bpf_cpumask_test_cpu(o, p->cpus_ptr) &&
+			    scx_bpf_test_and_clear_cpu_idle(o) && claimed_online(o)) {
+				c = o;
 				break;
 			}
 		}
-		if (!any)
-			continue;
-		c = claim_in_llc(p, other, n, 0, 0, NULL);
-		if (c >= 0)
-			break;
 	}
 	scx_bpf_put_idle_cpumask(idle);
 	return c;
