@@ -145,7 +145,9 @@ def test_call_best_only_when_separated_from_every_other():
     f = row["contenders"]["eevdf+steal"]
     assert f["ratio"] == pytest.approx(0.5) and f["ratio_high"] < 1 and f["p_vs_base"] < 0.05
     t = sbs.tally([row])
-    assert t["eevdf+steal"] == {"best": 1, "tied_best": 0, "better": 1, "worse": 0, "cells": 1}
+    assert t["eevdf+steal"] == {"best": 1, "tied_best": 0, "better": 1, "worse": 0, "cells": 1,
+                                "front": 0, "front_cells": 0}     # untraced: no front
+    assert row["beaten_by"] is None and "front" not in sbs.table(s, [row])
     assert t["scx_p2dq"]["worse"] == 1 and t["eevdf"]["better"] == t["eevdf"]["worse"] == 0
 
 
@@ -157,6 +159,51 @@ def test_no_call_when_the_best_cannot_be_told_apart():
     t = sbs.tally([row])
     assert t["eevdf"]["tied_best"] == t["eevdf+steal"]["tied_best"] == 1
     assert t["scx_p2dq"]["tied_best"] == 0
+
+
+def traced(ms: list, wasted: dict[str, list[float]]) -> None:
+    """Give each fake run a waste record whose wasted LLC % is wasted's."""
+    for m in ms:
+        pct = wasted[m.contender][m.rep]
+        m.waste = {"fraction": {"llc": pct / 100}, "began_fraction": {"arrival": 0.0},
+                   "migrations_waiting": 0, "bounces": 0, "migrations": 0, "cpu_time": 1.0}
+
+
+def test_front_of_wasted_time_and_the_metric():
+    # eevdf fastest and wasteful, p2dq slower and frugal: both on the front;
+    # bpfland slower and more wasteful than p2dq (both separated): off it,
+    # beaten by p2dq only (eevdf wastes more than bpfland); cosmos as fast as
+    # eevdf and as frugal as p2dq but too noisy to be told apart: on it
+    s, ms = fake({"eevdf": [1.0, 1.1, 0.9, 1.0], "scx_p2dq": [2.0, 2.1, 1.9, 2.0],
+                  "scx_bpfland": [3.0, 3.1, 2.9, 3.0], "scx_cosmos": [0.2, 3.0, 0.5, 2.5]})
+    traced(ms, {"eevdf": [9.0, 9.5, 8.5, 9.0], "scx_p2dq": [1.0, 1.1, 0.9, 1.0],
+                "scx_bpfland": [5.0, 5.2, 4.8, 5.0], "scx_cosmos": [0.1, 9.0, 0.2, 8.0]})
+    (row,) = sbs.summarize(s, ms)
+    assert row["beaten_by"] == {"eevdf": [], "scx_p2dq": [], "scx_bpfland": ["scx_p2dq"],
+                                "scx_cosmos": []}
+    t = sbs.tally([row])
+    assert (t["scx_bpfland"]["front"], t["scx_bpfland"]["front_cells"]) == (0, 1)
+    assert t["eevdf"]["front"] == t["scx_p2dq"]["front"] == t["scx_cosmos"]["front"] == 1
+    text = sbs.table(s, [row])
+    assert ("front (wasted x metric): eevdf, scx_p2dq, scx_cosmos\n"
+            "  off the front: scx_bpfland (by scx_p2dq)\n") in text
+    lines = text.splitlines()
+    head = next(i for i, x in enumerate(lines) if x.startswith("scheduler "))
+    assert lines[head].endswith("on the front")
+    assert lines[head + 3].startswith("scx_bpfland") and lines[head + 3].endswith("  0/1")
+
+
+def test_front_where_higher_is_better():
+    # rps: scx_idlesteal serves more and wastes less than eevdf, both separated
+    s, ms = fake({"eevdf": [100, 101, 99, 100], "scx_idlesteal": [150, 151, 149, 150]},
+                 higher_better=True)
+    traced(ms, {"eevdf": [5.0, 5.1, 4.9, 5.0], "scx_idlesteal": [1.0, 1.1, 0.9, 1.0]})
+    (row,) = sbs.summarize(s, ms)
+    assert row["beaten_by"] == {"eevdf": ["scx_idlesteal"], "scx_idlesteal": []}
+    # the same rps with the waste reversed: neither beats the other
+    traced(ms, {"scx_idlesteal": [5.0, 5.1, 4.9, 5.0], "eevdf": [1.0, 1.1, 0.9, 1.0]})
+    (row,) = sbs.summarize(s, ms)
+    assert row["beaten_by"] == {"eevdf": [], "scx_idlesteal": []}
 
 
 def test_higher_is_better_picks_the_largest():

@@ -7,7 +7,10 @@ summarize() gives, per workload and level, each contender's mean with its
 a delta-method interval and Welch's p against it, and the call: the
 contender with the best mean is "best" only when Welch's test separates it
 from every other one (p < 0.05), otherwise the contenders it cannot be told
-apart from are listed with it.  A workload's other metrics (wakelat's
+apart from are listed with it.  Where every run is traced, front() says
+which contenders are on the front of wasted time and the workload's metric:
+those that no other contender beats on both (a better metric and less
+wasted LLC time, each Welch p < 0.05).  A workload's other metrics (wakelat's
 wakeup latency percentiles) are kept as each contender's medians over the
 repetitions and printed under the cell.  tally() counts the calls per contender,
 table() is the text (outdir/<preset>.txt) and plot() its picture.
@@ -129,12 +132,30 @@ def summarize(spec: SpecView, ms: list[Measurement]) -> list[dict]:
             pick = max if wl.higher_better else min
             best = pick(vals, key=lambda k: stats.mean(vals[k]))
             ties = [k for k in vals if k != best and not stats.welch(vals[best], vals[k]).significant]
+            traced_all = all(len(wasted[k]) == len(vals[k]) for k in vals)
             rows.append({"workload": wl.name, "level": lv, "level_name": wl.level,
                          "metric": wl.metric, "unit": wl.unit,
                          "higher_better": wl.higher_better, "base": base,
                          "contenders": figs, "best": best, "ties": ties,
-                         "call": best if not ties else None})
+                         "call": best if not ties else None,
+                         "beaten_by": front(vals, wasted, wl.higher_better)
+                         if traced_all else None})
     return rows
+
+
+def front(vals: dict[str, list[float]], wasted: dict[str, list[float]],
+          higher_better: bool) -> dict[str, list[str]]:
+    """Per contender, the others that beat it on both axes: a better mean
+    of the workload's metric and a lower mean wasted LLC %, each separated
+    by Welch's test (p < 0.05).  An empty list puts it on the front: no
+    other contender was shown both faster and less wasteful."""
+    def beats(a: str, b: str) -> bool:
+        ma, mb = stats.mean(vals[a]), stats.mean(vals[b])
+        better = ma > mb if higher_better else ma < mb
+        return (better and stats.welch(vals[a], vals[b]).significant
+                and stats.mean(wasted[a]) < stats.mean(wasted[b])
+                and stats.welch(wasted[a], wasted[b]).significant)
+    return {b: [a for a in vals if a != b and beats(a, b)] for b in vals}
 
 
 def other_metrics(cell: list[Measurement], primary: str) -> dict[str, float]:
@@ -147,14 +168,18 @@ def other_metrics(cell: list[Measurement], primary: str) -> dict[str, float]:
 
 
 def tally(rows: list[dict]) -> dict[str, dict[str, int]]:
-    """Per contender: cells it is called best in, cells tied for best, and
-    cells significantly better / worse than the baseline."""
+    """Per contender: cells it is called best in, cells tied for best,
+    cells significantly better / worse than the baseline, and of the traced
+    cells (front_cells) those where it is on the wasted-time front."""
     out: dict[str, dict[str, int]] = {}
     for r in rows:
         for name, f in r["contenders"].items():
             t = out.setdefault(name, {"best": 0, "tied_best": 0, "better": 0, "worse": 0,
-                                      "cells": 0})
+                                      "cells": 0, "front": 0, "front_cells": 0})
             t["cells"] += 1
+            if r.get("beaten_by") is not None:
+                t["front_cells"] += 1
+                t["front"] += not r["beaten_by"][name]
             if r["call"] == name:
                 t["best"] += 1
             elif r["call"] is None and (name == r["best"] or name in r["ties"]):
@@ -223,11 +248,17 @@ def table(spec: SpecView, rows: list[dict], steals: dict[str, list[int]] | None 
         else:
             out.append(f"  best mean: {r['best']}; cannot be told apart from: "
                        + ", ".join(r["ties"]))
+        if r.get("beaten_by") is not None:
+            out.extend(front_lines(r["beaten_by"]))
     out.append("")
-    out.append(f"{'scheduler':<{w}}  cells  best  tied-best  better/worse than {base} (p < 0.05)")
+    fronts = any(r.get("beaten_by") is not None for r in rows)
+    bw = f"better/worse than {base} (p < 0.05)"
+    out.append(f"{'scheduler':<{w}}  cells  best  tied-best  {bw}"
+               + ("  on the front" if fronts else ""))
     for name, t in tally(rows).items():
+        vs = f"{t['better']}/{t['worse']}"
         out.append(f"{name:<{w}}  {t['cells']:>5}  {t['best']:>4}  {t['tied_best']:>9}  "
-                   f"{t['better']}/{t['worse']}")
+                   + (f"{vs:<{len(bw)}}  {t['front']}/{t['front_cells']}" if fronts else vs))
     if any("wasted_llc_pct" in f for r in rows for f in r["contenders"].values()):
         out.append("wasted LLC % = CPU time a CPU sat idle while a task allowed on it waited "
                    "on another CPU of its LLC (guest-time scheduler trace, docs/waste.md), "
@@ -238,7 +269,9 @@ def table(spec: SpecView, rows: list[dict], steals: dict[str, list[int]] | None 
                    f"the task's next one within {wst.BOUNCE_WINDOW_NS / 1e6:g} ms, means "
                    "(95% CIs in the JSON); arrival % = the part of the wasted time that "
                    "began on a CPU already idle when the task started to wait (of the "
-                   "run's CPU time)")
+                   "run's CPU time); front = the schedulers no other one beats on both the "
+                   "workload's metric and wasted LLC % (Welch p < 0.05 on each), the others "
+                   "with those that beat them")
     if any("counters" in f for r in rows for f in r["contenders"].values()):
         out.append("steals = tasks the kernel's pulls from the overload mask took, kicks = "
                    "STEAL_KICK IPIs sent, pulled = kicks that took a task; means per run, "
@@ -248,6 +281,16 @@ def table(spec: SpecView, rows: list[dict], steals: dict[str, list[int]] | None 
             out.append(f"{name}: steals per load (its own counter): "
                        + " ".join(str(x) for x in v))
     return "\n".join(out) + "\n"
+
+
+def front_lines(beaten_by: dict[str, list[str]]) -> list[str]:
+    """A cell's front: who is on it, and who is off it, beaten by whom."""
+    on = [k for k, v in beaten_by.items() if not v]
+    out = ["  front (wasted x metric): " + ", ".join(on)]
+    off = [f"{k} (by {', '.join(v)})" for k, v in beaten_by.items() if v]
+    if off:
+        out.append("  off the front: " + "; ".join(off))
+    return out
 
 
 def plot(spec: SpecView, rows: list[dict], path: Path, title: str = "") -> bool:
