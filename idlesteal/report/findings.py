@@ -62,6 +62,11 @@ def findings(root: Path) -> Table:
     won = sum(1 for (_, r, c, _), a in own if a < 0.05 and not worse(c, r))
     (sp, sr, sc, _), _ = min(own, key=lambda x: x[0][2]["p_vs_base"] if worse(x[0][2], x[0][1])
                              else math.inf)
+    fronts = [(p, r) for p, d in scx.items() for r in d["rows"] if r.get("beaten_by")]
+    if not fronts:
+        raise TableError("results/scx/: no cell with a front (beaten_by); rerun make bench-scx")
+    off_front = [(p, r) for p, r in fronts if r["beaten_by"]["scx_idlesteal"]]
+    beaters = sorted({b for _, r in off_front for b in r["beaten_by"]["scx_idlesteal"]})
     lock_verdict = next(x for x in lockstat_table(root).lines if "detected" in x or "told" in x)
     base_calls, base_bad = _stranded(root, "results/fixes/setaffinity-race/mainline-output.log")
     fix_calls, fix_bad = _stranded(root, "results/fixes/setaffinity-race/series-scx-output.log")
@@ -102,6 +107,11 @@ def findings(root: Path) -> Table:
         f"{sc['ratio']:.2f}x [{sc['ratio_low']:.2f}, {sc['ratio_high']:.2f}] EEVDF's "
         f"{METRIC.get(sr['metric'], sr['metric'])} on {sp} "
         f"{load_name(sr['workload'], sr['level'])} (`results/scx/`).",
+        f"* **scx_idlesteal's wasted time**: on the front of wasted LLC time and the "
+        f"workload's metric (no other scheduler both faster and less wasteful) in "
+        f"{len(fronts) - len(off_front)} of {len(fronts)} traced cells"
+        + (f"; beaten in {len(off_front)} by {', '.join(beaters)}" if off_front else "")
+        + " (`results/scx/`).",
         f"* **Patch 1** (sent on its own): {base_bad} of {base_calls:,} `sched_setaffinity()` "
         f"calls returned with the task outside its new mask on the base kernel, {fix_bad} of "
         f"{fix_calls:,} with the fix (`results/fixes/`).",
