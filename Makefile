@@ -48,7 +48,7 @@ ASYM_ARGS ?=
 
 .PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference offcost stress bench-scale \
 	stress-short kcsan export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench scx \
-	bench-scx bench-ports test-ports test-full install-scx tables
+	bench-scx bench-ports test-ports test-full install-scx tables scx-upstream
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -301,6 +301,15 @@ install-scx:
 		install -D -m 644 $(SCX_PACKAGING)/scx_idlesteal.default '$(DESTDIR)/etc/default/scx_idlesteal'; \
 	fi
 	@echo "install-scx: done; on that machine: systemctl daemon-reload && systemctl enable --now scx_idlesteal"
+
+# scx_idlesteal as a patch against a clean clone of sched-ext/scx, committed
+# there on the branch scx_idlesteal and written to patches/scx/, then
+# rustfmt, clippy -Dwarnings and cargo build --locked in that tree
+# (docs/scx-upstream.md).
+SCX_TREE ?=
+scx-upstream: deps
+	@test -n '$(SCX_TREE)' || { echo "scx-upstream: set SCX_TREE to a clean clone of sched-ext/scx" >&2; exit 2; }
+	$(IDLESTEAL) scx-upstream --tree '$(SCX_TREE)'
 
 # Side by side on the scx kernel (configs/scx.suite, one boot per preset):
 # EEVDF NO_STEAL (the baseline), EEVDF STEAL, scx_idlesteal and the peers,

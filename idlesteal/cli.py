@@ -53,6 +53,9 @@ COMMANDS: tuple[Command, ...] = (
             kernel.cmd_kernel),
     Command("scx", "build the scx kernel and the sched_ext schedulers (docs/scx.md)",
             scx.add_scx_opts, scx.cmd_scx),
+    Command("scx-upstream", "scx_idlesteal as a patch against a sched-ext/scx tree, "
+            "checked as its CI does (docs/scx-upstream.md)", scx.add_scx_upstream_opts,
+            scx.cmd_scx_upstream),
     Command("side-by-side", "EEVDF +/- STEAL and sched_ext schedulers, one boot "
             "per preset (docs/scx.md)", scx.add_side_by_side_opts, scx.cmd_side_by_side,
             scx.check_side_by_side),

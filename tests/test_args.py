@@ -24,7 +24,7 @@ from idlesteal.runs import asym, bench, collect, host, hostsbs, kernels, sidebys
 from idlesteal.kernel import build, source, tree
 from idlesteal import cli, paths
 from idlesteal.guest import image, vm
-from idlesteal.scx import peers, own as scx
+from idlesteal.scx import peers, upstream, own as scx
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,9 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("scx", "--no-kernel"): FLAG,
     ("scx", "--no-prepare"): FLAG,
     ("scx", "-v"): FLAG,
+    ("scx-upstream", "--tree"): bad(["", "/nonexistent/x", "{file}", "{dir}"]),
+    ("scx-upstream", "--out"): bad(OUTDIR),
+    ("scx-upstream", "--no-check"): FLAG,
     ("side-by-side", "--sched"): bad(["", "eevdf", "nope,eevdf", "eevdf,eevdf", "eevdf,a/b",
                                       "eevdf,mine", "eevdf,Mine"]),
     ("side-by-side", "--contender"): bad(["", "x", "=STEAL", "eevdf=STEAL", "scx_p2dq=STEAL",
@@ -301,6 +304,7 @@ def sandbox(tmp_path, monkeypatch):
                        (kernels, ["ensure", "ensure_guest", "compare"]),
                        (image, ["build_base", "compile_workloads"]), (vm, ["run_script"]),
                        (scx, ["build_schedulers"]), (peers, ["ensure"]),
+                       (upstream, ["export", "check"]),
                        (asym, ["bench"]), (bench, ["run_ab"]), (sidebyside, ["run"]),
                        (stress, ["run"]), (collect, ["collect"]), (suite, ["write_summary"]),
                        (host, ["bench", "session", "suite"]), (hostsbs, ["side_by_side"])):

@@ -220,6 +220,16 @@ def existing_dir(text: str) -> str:
     return text
 
 
+def scx_tree(text: str) -> str:
+    """A clone of sched-ext/scx: a git work tree with its crates and schedulers."""
+    p = Path(text)
+    if not text or not (p / ".git").exists() or not (p / "rust/scx_utils/Cargo.toml").is_file() \
+            or not (p / "scheds/rust").is_dir():
+        raise _bad(text, "a clone of sched-ext/scx: a git work tree with rust/scx_utils/ "
+                         "and scheds/rust/")
+    return text
+
+
 def outdir(text: str) -> str:
     """A directory to write into: it exists, or can be made (no file on the way)."""
     want = "a directory (existing, or one that can be created)"

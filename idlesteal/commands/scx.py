@@ -1,5 +1,6 @@
 """The sched_ext commands (docs/scx.md): scx (build the scx kernel, our
-sched_ext schedulers and the published peers) and side-by-side (EEVDF with
+sched_ext schedulers and the published peers), scx-upstream (scx_idlesteal
+as a patch against a sched-ext/scx tree) and side-by-side (EEVDF with
 and without STEAL against sched_ext schedulers and EEVDF ones of
 --contender, one boot per preset of a suite file, or each workload of it
 once on this machine with --host).  Their options (add_*_opts), the check
@@ -15,7 +16,7 @@ from ..runs import host, hostsbs, sidebyside, suite
 from ..kernel import build, tree
 from ..report import estimate
 from ..guest import image
-from ..scx import peers, own as scx
+from ..scx import peers, upstream, own as scx
 from . import args, common, needs, opts
 from .args import UsageError
 from ..util import HarnessError, log
@@ -44,6 +45,28 @@ def cmd_scx(a: argparse.Namespace) -> int:
         bins.update(peers.ensure(published, verbose=a.verbose))
     for name, path in bins.items():
         print(f"{name} {path}")
+    return 0
+
+
+# ---------------------------------------------------------------- scx-upstream
+
+def add_scx_upstream_opts(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--tree", metavar="DIR", type=args.scx_tree, required=True,
+                    help="a clean clone of sched-ext/scx; the patch is committed there on "
+                         f"a new branch, {upstream.BRANCH}")
+    sp.add_argument("--out", metavar="DIR", type=args.outdir, default="patches/scx",
+                    help="where the patch is written (default: patches/scx)")
+    sp.add_argument("--no-check", action="store_true",
+                    help="do not run rustfmt, clippy and the build in the tree")
+
+
+def cmd_scx_upstream(a: argparse.Namespace) -> int:
+    tree_dir = Path(a.tree)
+    patch = upstream.export(tree_dir, Path(a.out), upstream.series_author())
+    print(f"wrote {patch}")
+    if not a.no_check:
+        for line in upstream.check(tree_dir):
+            print(line)
     return 0
 
 
