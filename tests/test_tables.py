@@ -115,3 +115,15 @@ def test_tables_refreshes_the_exported_letter_text_and_nothing_else(tmp_path):
     assert (tmp_path / tree.COVER_LETTER).read_text() == letter.replace(
         "Old text.", "New text.\n  t")
     assert not tree.refresh_cover(tmp_path)
+
+
+def test_mean_beaten_asks_both_means_and_no_test():
+    from idlesteal.report.tables import mean_beaten
+    def f(mean, waste):
+        return {"mean": mean, "wasted_llc_pct": {"mean": waste}}
+    row = {"higher_better": False, "contenders": {
+        "me": f(2.0, 5.0), "both": f(1.9, 4.9), "faster": f(1.0, 6.0), "frugal": f(3.0, 1.0),
+        "untraced": {"mean": 0.1}}}
+    assert mean_beaten(row, "me") == ["both"]
+    row["higher_better"] = True
+    assert mean_beaten(row, "me") == ["frugal"]

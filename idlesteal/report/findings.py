@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..measure import stats
 from .tables import (METRIC, Table, TableError, fmt_p, kick_table, load_json, load_name,
-                     lockstat_table, paths_table)
+                     lockstat_table, mean_beaten, paths_table)
 
 _STRANDED = re.compile(r"(\d+) sched_setaffinity\(\) calls, (\d+) returned with the caller")
 
@@ -67,6 +67,8 @@ def findings(root: Path) -> Table:
         raise TableError("results/scx/: no cell with a front (beaten_by); rerun make bench-scx")
     off_front = [(p, r) for p, r in fronts if r["beaten_by"]["scx_idlesteal"]]
     beaters = sorted({b for _, r in off_front for b in r["beaten_by"]["scx_idlesteal"]})
+    reps = "/".join(str(n) for n in sorted({f["n"] for _, r in fronts
+                                            for f in r["contenders"].values()}))
     lock_verdict = next(x for x in lockstat_table(root).lines if "detected" in x or "told" in x)
     base_calls, base_bad = _stranded(root, "results/fixes/setaffinity-race/mainline-output.log")
     fix_calls, fix_bad = _stranded(root, "results/fixes/setaffinity-race/series-scx-output.log")
@@ -107,11 +109,12 @@ def findings(root: Path) -> Table:
         f"{sc['ratio']:.2f}x [{sc['ratio_low']:.2f}, {sc['ratio_high']:.2f}] EEVDF's "
         f"{METRIC.get(sr['metric'], sr['metric'])} on {sp} "
         f"{load_name(sr['workload'], sr['level'])} (`results/scx/`).",
-        f"* **scx_idlesteal's wasted time**: on the front of wasted LLC time and the "
-        f"workload's metric (no other scheduler both faster and less wasteful) in "
+        f"* **scx_idlesteal's wasted time**: no other scheduler shown both better on the metric and less "
+        f"wasteful (Welch p < 0.05 on each, {reps} repetitions) in "
         f"{len(fronts) - len(off_front)} of {len(fronts)} traced cells"
-        + (f"; beaten in {len(off_front)} by {', '.join(beaters)}" if off_front else "")
-        + " (`results/scx/`).",
+        + (f"; shown so in {len(off_front)}, by {' and '.join(beaters)}" if off_front else "")
+        + "; by the means alone, untested, another is both in "
+        f"{sum(1 for _, r in fronts if mean_beaten(r, 'scx_idlesteal'))} (`results/scx/`).",
         f"* **Patch 1** (sent on its own): {base_bad} of {base_calls:,} `sched_setaffinity()` "
         f"calls returned with the task outside its new mask on the base kernel, {fix_bad} of "
         f"{fix_calls:,} with the fix (`results/fixes/`).",
