@@ -33,10 +33,11 @@ COVER_TEXT = "cover-letter.txt"
 # cover-letter.txt marks the tables `idlesteal tables` writes with lines
 # "[table NAME]" and "[end table NAME]"; the exported letter leaves them out.
 COVER_TABLE_MARK = re.compile(r"^\[(end )?table [\w-]+\]$")
-# The series revision in every subject ("[RFC PATCH v6 03/11] ..."); bump it
-# with each posting of a reworked series.  v6 continues the upstream lineage
-# (Steve Sistare's v1-v4, Chen Jinghuang's v5).
-SUBJECT_PREFIX = "RFC PATCH v7"
+# The series revision in every subject ("[RFC PATCH v6 03/09] ..."): the
+# revision the list sees next, after Steve Sistare's v1-v4 and Chen
+# Jinghuang's v5 (the harness's unposted drafts take no number); bump it with
+# each posting of a reworked series.
+SUBJECT_PREFIX = "RFC PATCH v6"
 # Commits kept on top of the series in the tree but posted on their own, not
 # as part of it: the trailing commits of base..HEAD with these subjects go to
 # patches/separate/ (one file each, listed at the end of patches/series after

@@ -40,7 +40,7 @@ def findings(root: Path) -> Table:
     dirty = (", its kernel built from a tree with uncommitted changes"
              if any(b["tree"].get("dirty") for b in two["meta"]["builds"].values()) else "")
     pp = paths_table(root)
-    verdict = next(x for x in pp.lines if x.startswith("v7 - v6"))
+    verdict = next(x for x in pp.lines if x.startswith("newidle - separate"))
     rows = load_json(root, "results/summary.json")["rows"]
     traced = [r for r in rows if r.get("waste_removed")]
     big = [r for r in traced if r["waste_a"] >= 1.0]
@@ -77,8 +77,8 @@ def findings(root: Path) -> Table:
     t.lines += [
         f"* **STEAL removes wasted CPU time**: {fmt_ci(rm)} of the LLC-wasted time at 2x2x2 "
         f"hackbench 4 groups (Welch p {fmt_p(rm['welch_p'])}, "
-        f"{hb4['contenders']['ni_steal']['n']} repetitions; v6's integrated pull, the code v7 "
-        f"keeps{dirty}; `results/v3/threeway-ni2/`).",
+        f"{hb4['contenders']['ni_steal']['n']} repetitions; the integrated pull of an unposted draft, the code the "
+        f"series keeps{dirty}; `results/v3/threeway-ni2/`).",
         f"* **Across the suite** (3 repetitions): a median "
         f"{statistics.median(r['waste_removed']['value'] for r in big):.0f}% of it in the "
         f"{len(big)} cells where NO_STEAL wastes 1% or more; raw p < 0.05 in "
@@ -89,8 +89,8 @@ def findings(root: Path) -> Table:
         f"cells {'reaches' if n_el == 1 else 'reach'} raw p < 0.05, {sum(1 for a in adj_t if a < 0.05)} after Holm: no "
         "difference detected on these over-committed guests (`results/summary.txt` has "
         "each interval).",
-        "* **One path, not two**: " + verdict[len("v7 - v6 (points, 95% CI): "):].rstrip(".")
-        + " between the integrated pull and v6's separate one (`results/v3/threeway-ni2/`).",
+        "* **One path, not two**: " + verdict[len("newidle - separate (points, 95% CI): "):].rstrip(".")
+        + " between the integrated pull and the draft's separate one (`results/v3/threeway-ni2/`).",
         f"* **Nothing paid when off**: the series with STEAL off takes "
         f"{fmt_ci(off, 'x', 3)} the base kernel's time on `perf bench sched pipe` "
         "(`results/v7/offcost-pipe.json`).",

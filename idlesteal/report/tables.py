@@ -152,8 +152,9 @@ def _footer(t: Table, metas: list[dict], notes: list[str]) -> None:
 
 
 def paths_table(root: Path) -> Table:
-    """v6's two pull paths in one boot: base, the integrated pull (v6's
-    NI_STEAL, v7's STEAL) and the separate path (v6's STEAL)."""
+    """The two pull paths of an unposted draft in one boot: base, the pull
+    inside newidle balancing (the draft's NI_STEAL, the series' STEAL) and
+    the separate path after a failed newidle pass (the draft's STEAL)."""
     t = Table("pull-paths", [], [f"results/v3/threeway-ni2/{p}.json" for p in ("2x2x2", "2x4x2")])
     rows, ps = [], []
     metas: list[dict] = []
@@ -169,8 +170,8 @@ def paths_table(root: Path) -> Table:
         rows.append((d["spec"]["preset"], load_name(r["workload"], r["level"]),
                      c["base"]["wasted_llc_pct"], cols, diff, c["base"]["n"]))
     adj = stats.holm(ps)
-    t.lines.append(f"{'preset':6} {'load':15} {'base':>10}  {'v7 STEAL (integrated)':<26}"
-                   f"  {'v6 STEAL (separate)':<26}  v7 - v6")
+    t.lines.append(f"{'preset':6} {'load':15} {'base':>10}  {'STEAL in newidle':<26}"
+                   f"  {'separate path':<26}  newidle - separate")
     i = 0
     for preset, load, base, cols, diff, _ in rows:
         cells = []
@@ -190,11 +191,11 @@ def paths_table(root: Path) -> Table:
                f"{sum(1 for _, r_, n in times if r_['contenders'][n]['p_vs_base'] < 0.05)} of "
                f"{len(times)} tests; the lowest p, {fmt_p(lc['p_vs_base'])}: {low[0]} "
                f"{load_name(low[1]['workload'], low[1]['level'])} ({low[1]['metric']}), "
-               f"{'v7' if low[2] == 'ni_steal' else 'v6'} "
+               f"{'in newidle' if low[2] == 'ni_steal' else 'separate path'} "
                f"{lc['ratio']:.2f}x base [{lc['ratio_low']:.2f}, {lc['ratio_high']:.2f}].")
-    verdict = (f"v7 - v6 (points, 95% CI): no difference detected in any of the {len(rows)} "
+    verdict = (f"newidle - separate (points, 95% CI): no difference detected in any of the {len(rows)} "
                f"cells (half-widths {min(hw):.1f}-{max(hw):.1f} points)" if not told else
-               f"v7 - v6: told apart (Welch p < 0.05) in {len(told)} of {len(rows)} cells")
+               f"newidle - separate: told apart (Welch p < 0.05) in {len(told)} of {len(rows)} cells")
     _footer(t, metas, [
         f"Wasted LLC time, % of CPU time, mean +- 95% CI over {rows[0][5]} repetitions;",
         "then the share of base's waste removed and Welch's p against base,",

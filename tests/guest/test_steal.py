@@ -21,6 +21,8 @@ pytestmark = pytest.mark.guest
 
 FEATURES = "/sys/kernel/debug/sched/features"
 OVERLOAD = "/sys/kernel/debug/sched/overload_cpus"
+# Cache-aware scheduling (CONFIG_SCHED_CACHE, 7.2 on; on in Debian's config).
+LLC_BALANCING = "/sys/kernel/debug/sched/llc_balancing/enabled"
 HB = "hackbench -g 4 -l 200 >/dev/null"
 
 STEAL_SCRIPT = f"""
@@ -35,6 +37,16 @@ section overload_off
 {HB}
 wait
 cat /tmp/ovoff
+section sched_cache
+if [ -e {LLC_BALANCING} ]; then
+  cat {LLC_BALANCING}
+  echo Y > /sys/kernel/debug/sched/verbose
+  echo 1 > {LLC_BALANCING}
+  echo N > /sys/kernel/debug/sched/verbose
+  dmesg | grep "cache aware scheduling" | tail -1
+else
+  echo absent
+fi
 echo STEAL > {FEATURES}
 snap on0; {HB}; snap on1
 echo NO_STEAL > {FEATURES}
@@ -106,6 +118,21 @@ def test_steal_is_off_by_default_and_steals_when_on(steal_run):
     assert not {"NI_STEAL", "NO_NI_STEAL"} & set(default)
     d = delta(steal_run, "on0", "on1")
     assert d.totals["steal_tasks"] > 0, "hackbench on 2x2x2 stole nothing with STEAL on"
+
+
+def test_steals_with_cache_aware_scheduling_active(steal_run):
+    """Where the base has cache-aware scheduling (SCHED_CACHE), it is on
+    by default and active on this two-LLC guest (the kernel says so when
+    asked with sched/verbose), and the hackbench that STEAL steals in runs
+    with it: the pull never leaves the LLC, so a task's preferred LLC is
+    the one it keeps."""
+    lines = [l.strip() for l in steal_run.sections["sched_cache"].splitlines() if l.strip()]
+    if bases.current().name == "6.12":
+        assert "absent" in lines, lines
+        pytest.skip("6.12 has no cache-aware scheduling")
+    assert lines[0] == "1", f"llc_balancing/enabled is not on by default: {lines}"
+    assert any("enabling cache aware scheduling" in l for l in lines), lines
+    assert delta(steal_run, "on0", "on1").totals["steal_tasks"] > 0
 
 
 def test_no_mask_is_kept_while_stealing_is_off(steal_run):
