@@ -48,7 +48,7 @@ ASYM_ARGS ?=
 
 .PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference offcost stress bench-scale \
 	stress-short kcsan export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench scx \
-	bench-scx bench-ports test-ports test-full install-scx tables scx-upstream
+	bench-scx bench-ports test-ports test-full install-scx tables scx-upstream bench-latency
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -155,11 +155,27 @@ DD_REPS ?= 5
 bench: deps
 	$(MAKE) --no-print-directory bench-suite
 	$(MAKE) --no-print-directory bench-dd
+	$(MAKE) --no-print-directory bench-latency
 	$(MAKE) --no-print-directory bench-asym
 	$(MAKE) --no-print-directory sparsemask-bench
 	$(MAKE) --no-print-directory bench-scale
 	$(MAKE) --no-print-directory bench-scx
 	$(MAKE) --no-print-directory bench-ports
+
+# The cover letter's latency table: schbench (the p99 wakeup latency of a
+# request sized for TCG, and the newidle storm) and wakelat on 2x2x2,
+# NO_STEAL against STEAL interleaved, LAT_REPS repetitions a side, in one
+# boot per line with DELAY_DEQUEUE on (results/latency/) and off
+# (results/latency-nodd/, schbench's two lines).  ~25 + 20 min under TCG on
+# a quiet 2-core host.
+LAT_REPS ?= 8
+bench-latency: deps
+	$(IDLESTEAL) kernel --variant $(BENCH_VARIANT)
+	$(IDLESTEAL) suite --variant $(BENCH_VARIANT) --no-build --reps $(LAT_REPS) --presets 2x2x2 \
+		--workloads schbench,schbench-storm,wakelat --outdir results/latency $(BENCH_ARGS)
+	$(IDLESTEAL) suite --variant $(BENCH_VARIANT) --no-build --reps $(LAT_REPS) --presets 2x2x2 \
+		--workloads schbench,schbench-storm --a "NO_STEAL NO_DELAY_DEQUEUE" \
+		--b "STEAL NO_DELAY_DEQUEUE" --outdir results/latency-nodd $(BENCH_ARGS)
 
 # One A/B line per port base, for a distro engineer on the kernel
 # they carry: hackbench NO_STEAL against STEAL on 2x2x2, interleaved in one

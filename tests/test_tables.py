@@ -127,3 +127,34 @@ def test_mean_beaten_asks_both_means_and_no_test():
     assert mean_beaten(row, "me") == ["both"]
     row["higher_better"] = True
     assert mean_beaten(row, "me") == ["frugal"]
+
+
+def _latency_cell(a: list[str], b: list[str]) -> dict:
+    fig = {"mean": 10.0, "stdev": 1.0, "ci95": 1.0, "n": 8}
+    side = {"value": fig, "waste": {"llc_pct": fig}}
+    iv = {"value": 5.0, "low": -5.0, "high": 15.0, "welch_p": 0.2}
+    return {"meta": {"A": a, "B": b, "date": "2026-12-03T00:00:00+0000", "tree_head": "f" * 40,
+                     "tree_dirty": False, "host": {"cores": 2, "cpu_model": "test CPU"}},
+            "summary": [{"level": 1, "A": side, "B": side, "speedup_pct": iv,
+                         "waste_removed_pct": iv}]}
+
+
+def test_the_latency_table_checks_each_boots_sides(tmp_path):
+    """Each file of the latency table must be NO_STEAL against STEAL with
+    DELAY_DEQUEUE as its directory says: a boot of the wrong sides is an
+    error naming the file, not a row under the wrong heading."""
+    import json
+    from idlesteal.report import latency
+    for d, dd, ws in latency.RUNS:
+        (tmp_path / d).mkdir(parents=True)
+        extra = ["NO_DELAY_DEQUEUE"] if dd == "off" else []
+        for w in ws:
+            (tmp_path / d / f"2x2x2-{w}.json").write_text(
+                json.dumps(_latency_cell(["NO_STEAL", *extra], ["STEAL", *extra])))
+    t = latency.latency_table(tmp_path)
+    assert len([l for l in t.lines if l.startswith(("schbench", "storm", "wakelat"))]) == 5
+    assert "Built from tree fffffff; run 2026-12-03" in t.text()
+    bad = tmp_path / "results/latency-nodd/2x2x2-schbench.json"
+    bad.write_text(json.dumps(_latency_cell(["NO_STEAL"], ["STEAL"])))
+    with pytest.raises(tables.TableError, match="latency-nodd/2x2x2-schbench.json: sides"):
+        latency.latency_table(tmp_path)
