@@ -222,3 +222,27 @@ def test_one_repetition_plots_without_error_bars(tmp_path: Path):
         pytest.skip("no matplotlib")
     assert report.plot(s, rows, tmp_path / "one.png", "one rep")
     assert (tmp_path / "one.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("last, failed", [
+    ("Failed to parse /proc/2482/schedstat", False),   # schbench's exit-time race
+    ("Segmentation fault", True),
+])
+def test_a_benign_exit_keeps_the_run_and_any_other_fails_it(tmp_path, last, failed):
+    """schbench exits 1 after a whole report when one of its threads is gone
+    before its final /proc/<tid>/schedstat read: that run stands (its report
+    is parsed as usual); any other non-zero exit still fails the run."""
+    import subprocess
+    s = spec(workload="schbench", levels=[1], reps=1, warmup=0)
+    text = bench.script(s, bench.plan(s))
+    start = text.index("section r000.output\n") + len("section r000.output\n")
+    lines = text[start:].split("\n")[:2]
+    assert "schbench -F 64 -n 1" in lines[0]
+    fake = tmp_path / "schbench"
+    fake.write_text(f"#!/bin/sh\necho 'average rps: 10.00'\necho '{last}'\nexit 1\n")
+    fake.chmod(0o755)
+    sh = "fail() { echo FAIL: \"$1\"; exit 3; }\n" + "\n".join(lines) + "\necho done\n"
+    r = subprocess.run(["bash", "-c", sh], capture_output=True, text=True,
+                       env={"PATH": f"{tmp_path}:/usr/bin:/bin"})
+    assert (r.returncode == 3) == failed, r.stdout + r.stderr
+    assert "average rps: 10.00" in r.stdout
