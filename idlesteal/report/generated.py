@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..kernel.tree import COVER_TABLE_MARK
-from . import findings, tables
+from . import findings, latency, tables
 from .tables import Table, TableError
 
 TABLES: dict[str, Callable[[Path], Table]] = {
@@ -32,6 +32,7 @@ TABLES: dict[str, Callable[[Path], Table]] = {
     "device": tables.device_table,
     "why": tables.why_table,
     "delay-dequeue": tables.dd_table,
+    "latency": latency.latency_table,
     "findings": findings.findings,
     "headline": findings.headline,
 }
