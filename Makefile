@@ -166,8 +166,8 @@ bench: deps
 # request sized for TCG, and the newidle storm) and wakelat on 2x2x2,
 # NO_STEAL against STEAL interleaved, LAT_REPS repetitions a side, in one
 # boot per line with DELAY_DEQUEUE on (results/latency/) and off
-# (results/latency-nodd/, schbench's two lines).  ~25 + 20 min under TCG on
-# a quiet 2-core host.
+# (results/latency-nodd/, schbench's two lines).  16 + 10 min under TCG on
+# a quiet 2-core host (docs/timings.md).
 LAT_REPS ?= 8
 bench-latency: deps
 	$(IDLESTEAL) kernel --variant $(BENCH_VARIANT)
