@@ -94,8 +94,9 @@ def script(spec: BenchSpec, runs: list[Run], ncpus: int = 8, mem_mb: int = 1024,
         ]
         lines += ["lockstat_reset"] if spec.lock_stat else []
         lines += [f"section {r.tag}.output"]
-        run = [f"{cmd} 2>&1 || fail '{w.name} failed in run {r.index}'"]
-        if w.benign_exit:
+        if not w.benign_exit:
+            run = [f"{cmd} 2>&1 || fail '{w.name} failed in run {r.index}'"]
+        else:
             run = [f"{cmd} >/tmp/workload.out 2>&1; rc=$?; cat /tmp/workload.out",
                    f"[ $rc = 0 ] || tail -n 1 /tmp/workload.out | grep -Eq "
                    f"{shlex.quote(w.benign_exit)} || fail '{w.name} failed in run {r.index}'"]
