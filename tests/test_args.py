@@ -181,6 +181,7 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("suite", "--file"): bad(FILE_SPEC),
     ("suite", "--extra-args"): bad(TEXT),
     ("suite", "--summary-only"): FLAG,
+    ("suite", "--resume"): FLAG,
     ("suite", "--host"): FLAG,
     ("suite", "--max-load"): bad(["-1", "2", "nan", "inf", "", "x"], "--host") + bad(["0.5"]),
     ("suite", "--force-load"): FLAG,

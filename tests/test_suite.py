@@ -1,4 +1,5 @@
 import json
+import platform
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,7 @@ from idlesteal.runs import bench, suite
 from idlesteal.report import ab as report
 from idlesteal.measure import workload
 from idlesteal.util import HarnessError
+from idlesteal import cli
 
 from .test_bench import fake_sections, spec
 
@@ -184,3 +186,31 @@ def test_host_summary_says_host_and_keeps_the_meta(tmp_path: Path):
     assert data["meta"] == {"mode": "host", "machine": "m1"}
     assert {r["preset"] for r in data["rows"]} == {"host"}
     assert "host mode (docs/host.md)" in text and "not run yet: host-wakelat" in text
+
+
+def _host_result(outdir, reps: int, kernel: str) -> None:
+    meta = {"workload": {"name": "hackbench", "loops": 50, "groups": [1], "extra_args": []},
+            "reps": reps, "A": ["NO_STEAL"], "B": ["STEAL"],
+            "host_mode": {"offer": {"kernel": kernel}}}
+    outdir.mkdir(exist_ok=True)
+    (outdir / "host-hackbench.json").write_text(json.dumps({"meta": meta, "runs": [{}] * 12}))
+
+
+@pytest.mark.parametrize("reps,kernel,kept", [(2, None, True), (3, None, False),
+                                              (2, "0.0-other", False)])
+def test_suite_host_resume_keeps_what_an_earlier_run_wrote(tmp_path, capsys, reps, kernel, kept):
+    (tmp_path / "s.suite").write_text("2x2x2 hackbench 1 50\n2x2x2 perf-pipe 1\n")
+    _host_result(tmp_path / "out", reps, kernel or platform.release())
+    rc = cli.main(["suite", "--host", "--resume", "--dry-run", "--reps", "2", "--suite-file",
+                   str(tmp_path / "s.suite"), "--outdir", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert ("host-hackbench: kept, written by an earlier run" in out) == kept, out
+    assert ("  host-hackbench: " in out.replace("host-hackbench: kept", "")) != kept, out
+    assert "  host-perf-pipe: " in out
+    assert out.startswith(f"suite --host: {1 if kept else 2} entr")
+
+
+def test_resume_is_for_the_host_suite_only(capsys):
+    assert cli.main(["suite", "--resume", "--dry-run"]) == 2
+    assert "argument --resume" in capsys.readouterr().err

@@ -35,6 +35,9 @@ def add_suite_opts(sp: argparse.ArgumentParser) -> None:
                     help="extra arguments for every command")
     sp.add_argument("--summary-only", action="store_true",
                     help="only rebuild results/summary.txt from the results there")
+    sp.add_argument("--resume", action="store_true",
+                    help="with --host: keep the entries an interrupted run already wrote "
+                         "(same kernel, workload, levels, size and repetitions)")
     opts.host_options(sp)
 
 
@@ -46,6 +49,9 @@ def check_suite(a: argparse.Namespace) -> None:
                          "once on its own CPUs (--workloads picks them)")
     common.check_host(a, (("--variant", a.variant, a.variant != "steal"),
                           ("--append", a.append, bool(a.append)), ("--force", True, a.force)))
+    if a.resume and not a.host:
+        raise UsageError("--resume", True, "only with --host (a guest suite reruns what it is "
+                         "asked; --workloads picks the entries)")
     if a.outdir is None:
         a.outdir = str(suite.host_dir() if a.host else paths.results_dir())
     if a.host:
@@ -70,6 +76,29 @@ def _check_suite_host(a: argparse.Namespace, path: Path) -> None:
     a.selected = common.select(a, path, a.entries) if a.workloads else a.entries
     a.specs = [(e, None, common.spec(a, e.workload, e.levels, e.size, e.custom,
                                      e.files + tuple(a.file))) for e in a.selected]
+    a.kept = []
+    if a.resume:
+        todo: list = []
+        for e, p, s in a.specs:
+            f = Path(a.outdir) / f"{e.name}.json"
+            (a.kept if done_before(f, s, platform.release()) else todo).append((e, p, s))
+        a.specs = todo
+
+
+def done_before(path: Path, s: "bench.BenchSpec", kernel: str) -> bool:
+    """Did an earlier run write `path` for this spec, on this kernel, whole?"""
+    try:
+        data = json.loads(path.read_text())
+        m = data["meta"]
+        w = m["workload"]
+        hm = m["host_mode"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return (hm.get("offer", {}).get("kernel") == kernel and w.get("name") == s.workload
+            and w.get(s.wl.size_name) == s.size and w.get(s.wl.level) == s.levels
+            and w.get("extra_args") == s.extra_args and m.get("reps") == s.reps
+            and m.get("A") in (list(s.a.features), []) and m.get("B") in (list(s.b.features), [])
+            and len(data.get("runs", [])) >= len(bench.plan(s)))
 
 
 def _summary_of(entries: list[suite.Entry], selected: list[suite.Entry], outdir: Path
@@ -102,6 +131,8 @@ def _suite_host(a: argparse.Namespace) -> int:
               f"results in {outdir}")
         for line in a.left_out:
             print(f"  {line}")
+        for e, _, _ in a.kept:
+            print(f"  {e.name}: kept, written by an earlier run ({outdir / (e.name + '.json')})")
         if a.dry_run:
             for (e, _, s), n in zip(a.specs, runs):
                 missing = host.program_missing(s, host.paths_of_files(s.files))
