@@ -15,12 +15,14 @@ IDLESTEAL ?= $(PYTHON) -m idlesteal --base $(BASE)
 # Debian packages the harness needs (checked with dpkg-query before every
 # command that needs them: installed as root, else the apt-get line is printed).
 # cmake, libdw-dev, libbpf-dev, zlib1g-dev: pahole 1.30 from vendor/ (kernel
-# BTF for sched_ext); clang-19: the BPF side of the sched_ext schedulers.
+# BTF for sched_ext); clang-19: the BPF side of the sched_ext schedulers;
+# dpkg-dev, fakeroot, debhelper, kmod, rsync: bindeb-pkg's build dependencies
+# (the server package, docs/server.md).
 DEB_PACKAGES := qemu-system-x86 busybox-static rt-tests linux-perf sysbench flex bison bc libelf-dev \
 	libssl-dev cpio ccache sparse dwarves gcc make git xz-utils libc6-dev \
 	debian-archive-keyring python3 python3-pytest python3-matplotlib python3-scipy python3-mypy \
 	qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross device-tree-compiler \
-	cmake libdw-dev libbpf-dev zlib1g-dev clang-19
+	cmake libdw-dev libbpf-dev zlib1g-dev clang-19 dpkg-dev fakeroot debhelper kmod rsync
 
 PRESET ?= 2x2x2
 WORKLOAD ?= hackbench
@@ -48,7 +50,8 @@ ASYM_ARGS ?=
 
 .PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference offcost stress bench-scale \
 	stress-short kcsan export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench scx \
-	bench-scx bench-ports test-ports test-full install-scx tables scx-upstream bench-latency
+	bench-scx bench-ports test-ports test-full install-scx tables scx-upstream bench-latency \
+	package
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -366,6 +369,17 @@ kcsan: deps
 # The short version also runs inside `make test` (tests/guest/test_stress.py).
 stress-short: deps
 	$(IDLESTEAL) stress --preset $(STRESS_PRESETS) --seconds $(STRESS_SHORT_SECONDS) $(STRESS_ARGS)
+
+# An installable kernel with the series for a server (docs/server.md), from
+# SERVER_CONFIG (the server's /boot/config-$(uname -r)) or, when that is
+# empty, Debian's configuration of BASE; SERVER_LSMOD (its `lsmod`) keeps
+# only those modules; PKG_FORMAT deb or rpm.  Packages in build/packages/.
+SERVER_CONFIG ?=
+SERVER_LSMOD ?=
+PKG_FORMAT ?= deb
+package: deps
+	$(IDLESTEAL) package $(if $(SERVER_CONFIG),--config $(SERVER_CONFIG)) \
+		$(if $(SERVER_LSMOD),--lsmod $(SERVER_LSMOD)) --format $(PKG_FORMAT)
 
 export: deps
 	$(IDLESTEAL) export

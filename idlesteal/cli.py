@@ -61,6 +61,9 @@ COMMANDS: tuple[Command, ...] = (
             scx.check_side_by_side),
     Command("check-series", "build every prefix of the series (bisectability)",
             kernel.add_check_series_opts, kernel.cmd_check_series),
+    Command("package", "an installable kernel with the series for a server, from its "
+            "own or Debian's configuration (docs/server.md)", kernel.add_package_opts,
+            kernel.cmd_package),
     Command("image", "build the base initramfs", kernel.add_image_opts, kernel.cmd_image),
     Command("presets", "list topology presets", opts.none, kernel.cmd_presets),
     Command("boot", "boot a preset, verify topology, run a command", boot.add_boot_opts,

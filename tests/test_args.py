@@ -21,7 +21,7 @@ import pytest
 
 from idlesteal.commands import args, needs
 from idlesteal.runs import asym, bench, collect, host, hostsbs, kernels, sidebyside, stress, suite
-from idlesteal.kernel import build, source, tree
+from idlesteal.kernel import build, package, source, tree
 from idlesteal import cli, paths
 from idlesteal.guest import image, vm
 from idlesteal.scx import peers, upstream, own as scx
@@ -116,6 +116,11 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("side-by-side", "--stage"): FLAG,
     ("check-series", "--variant"): bad(VARIANT),
     ("check-series", "-v"): FLAG,
+    ("package", "--config"): bad(FILE),
+    ("package", "--debian-config"): bad(NAME),
+    ("package", "--lsmod"): bad(FILE, "--debian-config"),
+    ("package", "--format"): bad(["", "tar", "DEB"], "--debian-config"),
+    ("package", "-v"): FLAG,
     ("image", "--arch"): bad(["", "x", "riscv64"]),
     ("image", "--file"): bad(FILE_SPEC),
     ("boot", "--variant"): bad(VARIANT),
@@ -302,6 +307,7 @@ def sandbox(tmp_path, monkeypatch):
         return fail
     for mod, names in ((source, ["fetch"]), (tree, ["prepare", "create_tree", "export"]),
                        (build, ["build", "check_series", "run_make"]),
+                       (package, ["make_package", "debian_config"]),
                        (kernels, ["ensure", "ensure_guest", "compare"]),
                        (image, ["build_base", "compile_workloads"]), (vm, ["run_script"]),
                        (scx, ["build_schedulers"]), (peers, ["ensure"]),

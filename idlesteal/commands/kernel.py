@@ -2,19 +2,22 @@
 fetch (the Debian source), prepare (the work tree at the base with the
 series applied), kernel (prepare and build a variant), check-series (every
 prefix of the series builds), export (the tree's commits back to the
-series directory), image (the base initramfs) and presets (the topology
-presets).  Each has its add_*_opts() and cmd_*(); none needs a check after
-parsing (commands.common.check_none).
+series directory), image (the base initramfs), presets (the topology
+presets) and package (an installable kernel with the series for a server,
+docs/server.md).  Each has its add_*_opts() and cmd_*(); none needs a
+check after parsing (commands.common.check_none).
 """
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..runs import asym
 from .. import paths
-from ..kernel import build, fixes, source, tree
+from ..kernel import build, fixes, package, source, tree
 from ..guest import image, topology
 from . import opts
+from . import args
 
 
 def cmd_fetch(a: argparse.Namespace) -> int:
@@ -89,4 +92,36 @@ def cmd_export(a: argparse.Namespace) -> int:
         print(f"  {s}")
     for f in fixes.export():
         print(f"exported the fix sent on its own: {f.relative_to(paths.REPO)}")
+    return 0
+
+
+def add_package_opts(sp: argparse.ArgumentParser) -> None:
+    g = sp.add_mutually_exclusive_group()
+    g.add_argument("--config", type=args.existing_file, metavar="FILE",
+                   help="the configuration to start from: the server's /boot/config-$(uname -r)")
+    g.add_argument("--debian-config", nargs="?", const=package.DEBIAN_FLAVOUR, metavar="FLAVOUR",
+                   type=args.name,
+                   help="start from Debian's configuration of the base (linux-config-BASE), "
+                        f"the default; FLAVOUR default {package.DEBIAN_FLAVOUR}")
+    sp.add_argument("--lsmod", type=args.existing_file, metavar="FILE",
+                    help="localmodconfig: keep only the modules of this `lsmod` listing "
+                         "(from the server), for a shorter build")
+    sp.add_argument("--format", choices=sorted(package.FORMATS), default="deb",
+                    help="deb (bindeb-pkg) or rpm (binrpm-pkg); default deb")
+    sp.add_argument("-v", "--verbose", action="store_true", help="show all of make's output")
+
+
+def cmd_package(a: argparse.Namespace) -> int:
+    tree.prepare(False)
+    start = Path(a.config) if a.config else \
+        package.debian_config(a.debian_config or package.DEBIAN_FLAVOUR)
+    pkg = package.make_package(start, Path(a.lsmod) if a.lsmod else None, a.format, a.verbose)
+    size = sum(f.stat().st_size for f in pkg.files) >> 20
+    print(f"{len(pkg.files)} package(s), {size} MiB, in {pkg.seconds:.0f} s:")
+    for f in pkg.files:
+        print(f"  {f}")
+    for line in pkg.forced:
+        print(line)
+    print()
+    print(package.instructions(pkg, a.format))
     return 0

@@ -115,7 +115,8 @@ def write_if_changed(path: Path, text: str) -> None:
         path.write_text(text)
 
 
-def _apt_env() -> dict[str, str]:
+def apt_env() -> dict[str, str]:
+    """The environment that points apt at the base's private configuration."""
     env = dict(os.environ)
     env["APT_CONFIG"] = str(write_apt_config())
     return env
@@ -127,21 +128,21 @@ def _have_lists() -> bool:
 
 def apt_update() -> None:
     log(f"apt-get update (private {bases.current().suite} lists under {apt_dir()})")
-    run(["apt-get", "update", "-q"], env=_apt_env())
+    run(["apt-get", "update", "-q"], env=apt_env())
 
 
 def apt_show(package: str, version: str) -> dict[str, str]:
     """Fields of `apt-cache show package=version` from the private lists."""
     if not _have_lists():
         apt_update()
-    proc = run(["apt-cache", "show", f"{package}={version}"], env=_apt_env(),
+    proc = run(["apt-cache", "show", f"{package}={version}"], env=apt_env(),
                capture=True, check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
         apt_update()
-        proc = run(["apt-cache", "show", f"{package}={version}"], env=_apt_env(),
+        proc = run(["apt-cache", "show", f"{package}={version}"], env=apt_env(),
                    capture=True, check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
-        avail = output(["apt-cache", "madison", package], env=_apt_env(), check=False)
+        avail = output(["apt-cache", "madison", package], env=apt_env(), check=False)
         raise HarnessError(f"{package}={version} is not in the Debian archive's "
                            f"{bases.current().suite} lists.\n"
                            f"Available:\n{avail.strip() or '(none)'}\n"
@@ -187,7 +188,7 @@ def fetch_deb(version: str | None = None) -> tuple[Path, str]:
     if deb.exists() and sha256_file(deb) == expected:
         return deb, expected
     log(f"downloading {package}={version} ({int(fields.get('Size', '0')) >> 20} MiB)")
-    return download_deb(f"{package}={version}", expected, _apt_env(), deb), expected
+    return download_deb(f"{package}={version}", expected, apt_env(), deb), expected
 
 
 def download_deb(spec: str, sha256: str, env: dict[str, str], dest: Path | None = None) -> Path:
