@@ -131,6 +131,9 @@ def test_bench_host_hackbench_with_the_wasted_time_measure(tmp_path):
         assert all(r["steal"] == 0 for r in side["A"]), side["A"]
         assert sum(r["steal"] for r in side["B"]) > 0, "no steal under STEAL"
     assert (tmp_path / "out/hb-timeline-A.png").exists()
+    # each measured run's trace, as tracefs printed it (for Perfetto)
+    kept = sorted((tmp_path / "out/hb-traces").glob("*.trace.gz"))
+    assert len(kept) == sum(1 for r in data["runs"] if r["rep"] >= 0) == 4, kept
     (log,) = (tmp_path / "build/runs").glob("*-bench-host/output.log")
     assert "==> /sys/kernel/tracing/instances/idlesteal/per_cpu/cpu" in log.read_text(), \
         "not traced in host mode's own tracefs instance"

@@ -166,6 +166,28 @@ def test_collect_and_report_with_the_waste_columns(tmp_path: Path):
         assert all(p.stat().st_size > 0 for p in pics.values())
 
 
+@pytest.mark.parametrize("mode", ["both", "B", "off"])
+def test_each_traced_run_is_kept_as_an_ftrace_text_file(tmp_path: Path, mode: str):
+    s = spec(waste=mode)
+    runs = bench.plan(s)
+    secs = traced_sections(s, runs)
+    (tmp_path / "t-traces").mkdir()
+    (tmp_path / "t-traces" / "A-groups9-rep7.trace.gz").write_bytes(b"")   # an older run set's
+    out = bench.traces(s, runs, secs, tmp_path, "t")
+    want = [r for r in runs if bench.traced(s, r) and not r.warmup]
+    if not want:
+        assert out == {}
+        return
+    files = sorted(out["traces"].glob("*.trace.gz"))
+    assert [f.name for f in files] == sorted(
+        f"{r.side}-{s.wl.level}{r.level}-rep{r.rep}.trace.gz" for r in want)
+    assert {f.name[0] for f in files} == ({"A", "B"} if mode == "both" else {"B"})
+    for f, r in zip(files, sorted(want, key=lambda r: (r.side, r.level, r.rep))):
+        text = gzip.decompress(f.read_bytes()).decode()
+        assert text.splitlines() == tracerun.lines(secs, r.tag)
+        assert "sched_switch" in text
+
+
 def test_an_untraced_side_has_no_waste_column():
     s = spec(waste="B")
     runs = bench.plan(s)

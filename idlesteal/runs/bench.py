@@ -12,6 +12,8 @@ with `lock_stat`, the run queue lock's /proc/lock_stat over the run
 """
 from __future__ import annotations
 
+import gzip
+
 import re
 import shlex
 from dataclasses import dataclass
@@ -255,6 +257,26 @@ def timelines(spec: BenchSpec, runs: list[Run], sections: dict[str, str], topo: 
         if wst.plot_timeline(tl, path, title):
             out[f"timeline_{side}"] = path
     return out
+
+
+def traces(spec: BenchSpec, runs: list[Run], sections: dict[str, str], outdir: Path,
+           name: str) -> dict[str, Path]:
+    """outdir/<name>-traces/<side>-<level>-<rep>.trace.gz: each traced run's
+    scheduler trace as tracefs printed it (the ftrace text format, which
+    Perfetto's UI and trace_processor open, gzip and all).  Returns
+    {"traces": the folder} when one was written."""
+    d = outdir / f"{name}-traces"
+    picked = [r for r in runs if traced(spec, r) and not r.warmup]
+    if not picked:
+        return {}
+    d.mkdir(parents=True, exist_ok=True)
+    for old in d.glob("*.trace.gz"):         # an older run set's
+        old.unlink()
+    for r in picked:
+        text = "\n".join(tracerun.lines(sections, r.tag)) + "\n"
+        with gzip.open(d / f"{r.side}-{spec.wl.level}{r.level}-rep{r.rep}.trace.gz", "wt") as f:
+            f.write(text)
+    return {"traces": d}
 
 
 def run_ab(spec: BenchSpec, preset: topology.Preset, kernel: Path, variant: str,

@@ -5,7 +5,8 @@ into a scratch root as dpkg would install it, and its kernel boots with
 this machine's userland shared in (idlesteal/guest/hostroot.sh, as in
 test_host_guest.py).  There `suite --host` runs a short suite: the
 release is the package's, STEAL is there and off as booted, the A/B
-switches it (steals under STEAL only), and the suite's tables are written."""
+switches it (steals under STEAL only), and the suite's tables and each
+run's trace are written."""
 from __future__ import annotations
 
 import json
@@ -45,7 +46,8 @@ def script() -> str:
         f"in_hostroot {repo} env IDLESTEAL_BUILD=/tmp/build {shlex.join(suite)} 2>&1 "
         "|| fail 'suite --host failed inside the packaged kernel'",
         "section summary", f"cat /host{OUT}/summary.txt",
-        "section json", f"cat /host{OUT}/host-hackbench.json", ""])
+        "section json", f"cat /host{OUT}/host-hackbench.json",
+        "section traces", f"ls /host{OUT}/host-hackbench-traces", ""])
 
 
 @pytest.fixture(scope="module")
@@ -91,5 +93,8 @@ def test_suite_host_switches_steal_and_writes_its_tables(inside):
     assert all(r["steal"] == 0 for r in side["A"]), side["A"]
     assert sum(r["steal"] for r in side["B"]) > 0, "no steal under STEAL"
     assert all(r["waste"] is not None for r in data["runs"])
+    # each measured run's trace, for Perfetto
+    assert sorted(inside.sections["traces"].split()) == [
+        f"{side}-groups1-rep{rep}.trace.gz" for side in "AB" for rep in (0, 1)]
     summary = inside.sections["summary"]
     assert "hackbench" in summary and "host" in summary, summary

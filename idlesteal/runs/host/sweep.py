@@ -233,6 +233,7 @@ def results(spec: "bench_mod.BenchSpec", sections: dict[str, str], o: Offer, nam
                          "load_end": asdict(end) if end else None, "forced_under_load": forced,
                          "skipped": note, "topology": topo.to_json()}
     out = bench_mod.finish(spec, runs, ms, sections, wtopo, name, outdir, meta, run_dir)
+    out.update(bench_mod.traces(spec, runs, sections, outdir, name))
     beside = ("\n" + o.block() + (note + "\n" if note else "")
               + (f"  load at end: {end.describe()}\n" if end else
                  "  load at end: not recorded in the run directory\n"))
