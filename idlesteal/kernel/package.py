@@ -22,7 +22,7 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import bases, paths
@@ -47,7 +47,6 @@ class Package:
     forced: list[str]
     commit: str
     seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         d = dict(self.__dict__)
