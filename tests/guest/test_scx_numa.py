@@ -32,7 +32,7 @@ from .test_scx_correctness import HELPERS, lines, loader, still_in_charge
 
 pytestmark = pytest.mark.guest
 
-SECONDS = 8          # hogs' run after its 1 s warmup
+HOGS_SECONDS = 120   # longer than any phase; the phase kills them
 SAMPLES = 4          # reads of each task's CPU, 0.5 s apart, from 2.5 s after the widening
 FITS = 7             # 4 in the first LLC, 3 for the other LLC of the node
 SPILLS = 11          # 8 fill the node, 3 for the other node
@@ -40,7 +40,11 @@ OFF_NODE_MAX = 1     # of FITS, seen on the other node (see above)
 REMOTE_NODE_MAX = 2  # pushes across nodes: one such task may cross and come back
 
 # phase N: N hogs pinned to CPU 0's LLC, then allowed everywhere;
-# "$TAG cpu PID CPU" per hog and sample.
+# "$TAG cpu PID CPU" per hog and sample.  The hogs run far longer than the
+# phase needs and are killed at its end: under a loaded host finding them
+# and widening their masks can take seconds, and a hog that ended on its own
+# before the last sample would be missing from it.  /proc is read with
+# `read`, a shell builtin, not one `cat` process per file.
 SCRIPT = f"""
 section topology
 {topology.GUEST_SNIPPET.strip()}
@@ -51,8 +55,15 @@ echo "node0 $(cat /sys/devices/system/node/node0/cpulist)"
 echo "node1 $(cat /sys/devices/system/node/node1/cpulist)"
 all=$(cat /sys/devices/system/cpu/online)
 llc0=$(cat /sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list)
+# Fields 4 (the parent) and 39 (the CPU) of $1/stat, or empty.
+pstat() {{
+    _l=; {{ read -r _l < $1/stat; }} 2>/dev/null
+    set -- $_l
+    _f4=$4; _f39=
+    [ $# -ge 39 ] && {{ shift 38; _f39=$1; }}
+}}
 phase() {{
-    taskset -c $llc0 hogs -n $1 -w 1 -d {SECONDS} > /dev/null &
+    taskset -c $llc0 hogs -n $1 -w 1 -d {HOGS_SECONDS} > /dev/null &
     _h=$!
     _n=$1
     # Its children, once all are there (forks are slow under TCG).
@@ -60,21 +71,25 @@ phase() {{
         sleep 0.2
         _kids=
         for _t in /proc/[0-9]*; do
-            set -- $(cat $_t/stat 2>/dev/null)
-            [ "$4" = "$_h" ] && _kids="$_kids ${{_t#/proc/}}"
+            pstat $_t
+            [ "$_f4" = "$_h" ] && _kids="$_kids ${{_t#/proc/}}"
         done
         [ $(echo $_kids | wc -w) -ge $_n ] && break
     done
+    echo "$TAG found $(echo $_kids | wc -w) at $(cut -d' ' -f1 /proc/uptime)"
     for _k in $_kids; do taskset -p -c $all $_k > /dev/null; done
     sleep 2.5
     for _i in $(seq {SAMPLES}); do
         for _k in $_kids; do
-            set -- $(cat /proc/$_k/stat 2>/dev/null)
-            [ $# -ge 39 ] && {{ shift 38; echo "$TAG cpu $_k $1"; }}
+            pstat /proc/$_k
+            [ -n "$_f39" ] && echo "$TAG cpu $_k $_f39"
         done
         sleep 0.5
     done
-    wait $_h || echo "hogs rc $?"
+    echo "$TAG sampled at $(cut -d' ' -f1 /proc/uptime)"
+    kill -9 $_kids 2>/dev/null
+    kill $_h 2>/dev/null
+    wait $_h 2>/dev/null
 }}
 # This shell, what it starts and the loader on the last CPU: a CPU of node
 # 0 they kept busy would send a task to node 1 with node 0 not full.
@@ -132,6 +147,7 @@ def test_tasks_pushed_out_of_a_full_llc_stay_in_the_node(run):
     assert where["llc0"] < where["node0"] and where["node0"].isdisjoint(where["node1"]), where
     got = samples(run, "places", "fits")
     assert len(got) == FITS, lines(run, "places")
+    assert all(len(cpus) == SAMPLES for cpus in got.values()), lines(run, "places")
     other_llc = where["node0"] - where["llc0"]
     off_node = {pid: cpus for pid, cpus in got.items() if set(cpus) & where["node1"]}
     moved = {pid for pid, cpus in got.items() if cpus[-1] in other_llc}
@@ -149,6 +165,7 @@ def test_tasks_go_to_another_node_when_theirs_is_full(run):
     where = places(run)
     got = samples(run, "spills", "spills")
     assert len(got) == SPILLS, lines(run, "spills")
+    assert all(len(cpus) == SAMPLES for cpus in got.values()), lines(run, "spills")
     last = [cpus[-1] for cpus in got.values()]
     on_node1 = sum(c in where["node1"] for c in last)
     on_node0 = sum(c in where["node0"] for c in last)
