@@ -251,6 +251,9 @@ def test_suite_host_runs_each_workload_once_into_a_host_folder(fake_host, tmp_pa
     assert data["meta"]["mode"] == "host" and data["meta"]["skipped"][0].startswith("host-gone")
     assert {r["preset"] for r in data["rows"]} == {"host"}
     assert "not run yet: host-gone" in (outdir / "summary.txt").read_text()
+    assert f"wrote {outdir / 'cover-tables.txt'} (the cover letter's tables)" in out
+    tables = (outdir / "cover-tables.txt").read_text()
+    assert "  shb 1 " in tables and "  shb 2 " in tables and "Not run: host-gone." in tables
     assert not (tmp_path / "results" / "summary.json").exists()
 
 

@@ -425,5 +425,7 @@ def test_suite_host_runs_the_suite_files_workloads_here(tmp_path):
     assert summary["meta"]["mode"] == "host" and summary["meta"]["failed"] == []
     assert [(row["preset"], row["level"]) for row in summary["rows"]] == [("host", 1)]
     assert "not run yet: host-gone" in (tmp_path / "out/summary.txt").read_text()
+    tables = (tmp_path / "out/cover-tables.txt").read_text()
+    assert "  Topology: LLCs " in tables and "  hackbench -g 1 " in tables
     assert not (tmp_path / "results").exists()
     as_it_was(before)

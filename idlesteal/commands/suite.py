@@ -17,7 +17,8 @@ from pathlib import Path
 
 from ..runs import bench, host, kernels, suite
 from .. import paths
-from ..report import estimate
+from ..report import estimate, hosttables
+from ..report.tables import TableError
 from ..guest import image, topology
 from . import args, common, opts
 from .args import UsageError
@@ -152,6 +153,10 @@ def _suite_host(a: argparse.Namespace) -> int:
     text, txt, _ = suite.write_summary(a.entries, outdir, meta, a.selected)
     print(text, end="")
     print(f"wrote {txt}")
+    try:
+        print(f"wrote {hosttables.write(outdir)} (the cover letter's tables)")
+    except TableError as err:
+        print(f"no {hosttables.NAME}: {err}", file=sys.stderr)
     if not a.summary_only and (res.stopped or res.failed):
         print(f"idlesteal suite: error: {res.stopped}" if res.stopped else
               f"{len(res.failed)} suite entr{'y' if len(res.failed) == 1 else 'ies'} failed: "

@@ -47,6 +47,7 @@ def script() -> str:
         "|| fail 'suite --host failed inside the packaged kernel'",
         "section summary", f"cat /host{OUT}/summary.txt",
         "section json", f"cat /host{OUT}/host-hackbench.json",
+        "section tables", f"cat /host{OUT}/cover-tables.txt",
         "section traces", f"ls /host{OUT}/host-hackbench-traces", ""])
 
 
@@ -83,7 +84,7 @@ def test_the_packaged_kernel_boots_with_steal_off(pkg, inside):
     assert "NO_STEAL" in words and "STEAL" not in words, words
 
 
-def test_suite_host_switches_steal_and_writes_its_tables(inside):
+def test_suite_host_switches_steal_and_writes_its_tables(pkg, inside):
     out = inside.sections["suite"]
     assert re.search(r"features, STEAL yes\b", out) and "== host-hackbench" in out, out[-3000:]
     data = json.loads(inside.sections["json"])
@@ -98,3 +99,8 @@ def test_suite_host_switches_steal_and_writes_its_tables(inside):
         f"{side}-groups1-rep{rep}.trace.gz" for side in "AB" for rep in (0, 1)]
     summary = inside.sections["summary"]
     assert "hackbench" in summary and "host" in summary, summary
+    # the cover letter's tables, ready for a reply on the list
+    tables = inside.sections["tables"].splitlines()
+    assert f"  Kernel: {pkg.release}" in tables, tables
+    assert "  A = NO_STEAL, B = STEAL, 2 repetitions a side, interleaved" in tables, tables
+    assert any(l.startswith("  hackbench -g 1 ") for l in tables), tables
