@@ -141,7 +141,7 @@ def test_cost_columns_from_steal_counters():
 
 TINY = {"name": "tinybench", "command": "tinybench -n {level} -d {size}",
         "metric": r"latency p99:\s*([0-9.]+) us", "higher_better": False, "unit": "us",
-        "default_size": 2, "level_name": "workers", "size_name": "seconds"}
+        "default_size": 2, "level_name": "workers", "size_name": "seconds", "tasks": 1}
 
 
 def test_spec_json_round_trip_builtin_and_custom():

@@ -1,10 +1,11 @@
 import json
 import platform
+import re
 from pathlib import Path
 
 import pytest
 
-from idlesteal.runs import bench, suite
+from idlesteal.runs import bench, levels, suite
 from idlesteal.report import ab as report
 from idlesteal.measure import workload
 from idlesteal.util import HarnessError
@@ -22,7 +23,8 @@ def test_checked_in_suite_parses_and_covers_the_presets():
 
 @pytest.mark.parametrize("line,msg", [
     ("2x2x2 hackbench", "want"), ("9x9x9 hackbench 1", "known"),
-    ("2x2x2 nosuch 1", "known"), ("2x2x2 hackbench 1,x", "integers"),
+    ("2x2x2 nosuch 1", "known"), ("2x2x2 hackbench 1,x", "level .x.: want a number"),
+    ("2x2x2 hackbench 1 x", "the size must be an integer"),
     ("2x2x2 hackbench 0", ">= 1")])
 def test_bad_lines_are_errors_with_the_line(line, msg):
     with pytest.raises(HarnessError, match=msg):
@@ -92,7 +94,7 @@ def test_suite_defines_workloads_and_files(tmp_path: Path):
     assert tiny.custom == {"name": "tinybench", "command": "tinybench -n {level} -d {size}",
                            "metric": r"latency p99:\s*([0-9.]+) us", "higher_better": False,
                            "unit": "us", "default_size": 2, "level_name": "level",
-                           "size_name": "size"}
+                           "size_name": "size", "tasks": 1}
     assert tiny.size == 0 and tiny.wl.default_size == 2 and tiny.wl.argv(4, 2)[:3] == \
         ["tinybench", "-n", "4"]
     assert tiny.wl.parse("latency p99: 12.5 us\n") == {"value": 12.5}
@@ -161,12 +163,76 @@ def test_summary_carries_the_wasted_time_of_traced_runs(tmp_path: Path):
 def test_host_entries_one_per_workload_with_its_first_line():
     entries = suite.parse("2x2x2 hackbench 1,2,4 100\n1x1x2 wakelat 1 5\n"
                           "1x1x2 hackbench 1,2 50\n2x4x2 hackbench 8 10\n")
-    host, notes = suite.host_entries(entries)
+    host, notes = suite.host_entries(entries, M128)
     assert [(e.preset, e.workload, e.levels, e.size) for e in host] == \
         [("host", "hackbench", [1, 2, 4], 100), ("host", "wakelat", [1], 5)]
     assert [e.name for e in host] == ["host-hackbench", "host-wakelat"]
     assert notes == ["hackbench: levels 1,2,4 size 100 of its 2x2x2 line; its 1x1x2, 2x4x2 "
                      "line(s) left out"]
+
+
+M128 = levels.Machine(128, 16, "a 128-CPU machine")
+
+
+def test_relative_levels_are_counted_on_the_preset():
+    e = suite.parse("2x2x2 sysbench-threads llc*0.5,llc,cpus,cpus*2 100\n"
+                    "2x4x2 hackbench cpus*5,cpus*10,cpus*11 50\n"
+                    "1x1x2 perf-pipe 1,cpus,3\n")
+    assert e[0].levels == [2, 4, 8, 16] and e[0].words == ("llc*0.5", "llc", "cpus", "cpus*2")
+    assert e[1].levels == [2, 4]     # 80 and 160 tasks, 176 rounds to 4 groups as well
+    assert e[2].levels == [1, 3]     # 2 tasks = 1 pair, once
+
+
+@pytest.mark.parametrize("word,want", [
+    ("cpus*0", "level 'cpus*0': the factor must be > 0"),
+    ("cpu", "level 'cpu': want a number >= 1, or cpus, llc, cpus*F or llc*F"),
+    ("llc*x", "level 'llc*x': want"), ("0", "level '0': want"), ("2.5", "level '2.5'")])
+def test_a_bad_level_names_the_line_and_the_forms(word, want):
+    with pytest.raises(HarnessError, match=re.escape(f"suite:1: {want}")):
+        suite.parse(f"2x2x2 hackbench {word}\n")
+
+
+def test_a_custom_workload_says_how_many_tasks_a_level_starts():
+    e = suite.parse("workload mine 'prog {level}' 't=([0-9.]+)' lower tasks=4\n"
+                    "2x2x2 mine 1,cpus,cpus*2\n")
+    assert e[0].levels == [1, 2, 4] and e[0].wl.tasks == 4
+    assert e[0].wl.to_json()["tasks"] == 4
+    with pytest.raises(HarnessError, match="tasks \\(per level\\) must be an integer >= 1"):
+        suite.parse("workload mine 'prog {level}' 't=([0-9.]+)' lower tasks=0\n2x2x2 mine 1\n")
+
+
+def test_host_lines_wait_for_the_machine_and_come_first():
+    entries = suite.parse("2x2x2 hackbench 1,2 100\nhost hackbench llc,cpus,cpus*2 5000\n"
+                          "host wakelat 2,cpus 5\n")
+    assert entries[1].levels == [] and entries[2].levels == [2]   # numbers only, until then
+    host, notes = suite.host_entries(entries, M128)
+    assert [(e.workload, e.levels, e.size) for e in host] == \
+        [("hackbench", [1, 3, 6], 5000), ("wakelat", [2, 26], 5)]
+    assert notes[0] == ("hackbench: levels llc,cpus,cpus*2 size 5000 of its host line; its "
+                        "2x2x2 line(s) left out")
+    assert notes[1] == ("hackbench: levels 1,3,6: from llc = 16, cpus = 128, cpus*2 = 256 "
+                        "tasks at 40 tasks a level (a 128-CPU machine: 128 CPUs, LLC 16)")
+    small, _ = suite.host_entries(entries, levels.Machine(2, 2, "this machine"))
+    assert small[0].levels == [1] and small[1].levels == [2, 1]
+
+
+def test_a_guest_run_leaves_the_host_lines_out_and_says_so():
+    entries = suite.parse("2x2x2 hackbench 1\nhost hackbench cpus\n")
+    out, note = suite.guest_entries(entries)
+    assert [e.preset for e in out] == ["2x2x2"]
+    assert note == "host line(s) left out (only --host runs them): hackbench"
+    with pytest.raises(HarnessError, match="only host lines: run it with --host"):
+        suite.guest_entries(suite.parse("host hackbench cpus\n"))
+
+
+@pytest.mark.parametrize("machine", [levels.of_preset("1x1x2"), levels.of_preset("2x2x2"),
+                                     M128, levels.Machine(192, 96, "two 96-CPU LLCs")])
+def test_the_server_suite_gives_every_workload_a_level_anywhere(machine):
+    entries = suite.load(suite.default_file(host=True))
+    assert {e.preset for e in entries} == {"host"}
+    host, _ = suite.host_entries(entries, machine)
+    assert len(host) == len(entries) and all(e.levels and min(e.levels) >= 1 for e in host)
+    assert all(e.levels == sorted(e.levels) for e in host)
 
 
 def test_host_dir_is_named_after_the_machine(monkeypatch, tmp_path: Path):
@@ -180,7 +246,7 @@ def test_host_summary_says_host_and_keeps_the_meta(tmp_path: Path):
     runs = bench.plan(s)
     ms = bench.collect(s, runs, fake_sections(s, runs, lambda r: 2.0 + 0.01 * r.rep))
     report.write("host-hackbench", tmp_path, s, ms, report.metadata(s, "host", {}, "none", {}))
-    entries, _ = suite.host_entries(suite.parse("2x2x2 hackbench 1,2\n2x2x2 wakelat 1\n"))
+    entries, _ = suite.host_entries(suite.parse("2x2x2 hackbench 1,2\n2x2x2 wakelat 1\n"), M128)
     text, _, js = suite.write_summary(entries, tmp_path, {"mode": "host", "machine": "m1"})
     data = json.loads(js.read_text())
     assert data["meta"] == {"mode": "host", "machine": "m1"}

@@ -14,12 +14,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..runs import bench, suite
+from ..runs import bench, host, levels, suite
 from ..kernel import build, kconfig
 from ..report import estimate
 from ..guest import image, topology, vm
 from .args import UsageError, one_line
-from ..util import HarnessError
+from ..util import HarnessError, log
 
 
 # ---------------------------------------------------------------- checks after parsing
@@ -77,6 +77,22 @@ def load_suite(a: argparse.Namespace, default: Path) -> tuple[Path, list[suite.E
     path = Path(a.suite_file) if a.suite_file else default
     with arg("--suite-file", str(path), "a suite file"):
         return path, suite.load(path)
+
+
+def host_machine() -> levels.Machine:
+    """This machine's online CPUs and LLCs, for a suite's relative levels."""
+    t = host.read_topology()
+    return levels.of_groups(t.online, t.llc, "this machine")
+
+
+def guest_entries(path: Path, entries: list[suite.Entry]) -> list[suite.Entry]:
+    """The entries of a guest run; a line on stderr names the host lines
+    left out."""
+    with arg("--suite-file", str(path), "entries for a guest"):
+        out, note = suite.guest_entries(entries)
+    if note:
+        log(note)
+    return out
 
 
 def select(a: argparse.Namespace, path: Path, entries: list[suite.Entry]) -> list[suite.Entry]:

@@ -155,7 +155,9 @@ def check_side_by_side(a: argparse.Namespace) -> None:
             raise UsageError("--presets", ",".join(a.presets), "no --presets with --host: a "
                              "preset is a guest's topology; the host runs each workload of "
                              "the suite file once on its own CPUs (--workloads picks them)")
-        entries, a.left_out = suite.host_entries(entries)
+        entries, a.left_out = suite.host_entries(entries, common.host_machine())
+    else:
+        entries = common.guest_entries(path, entries)
     if a.outdir is None:
         a.outdir = str(suite.host_dir() / "side-by-side" if a.host else sidebyside.results_dir())
     with common.arg("--suite-file", str(path), "entries for side by side"):

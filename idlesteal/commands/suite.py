@@ -1,7 +1,8 @@
 """The suite command: the benchmark suite of a suite file (default
 configs/bench.suite), one A/B boot per entry that --presets and
 --workloads pick, then results/summary.txt; with --host each workload of
-the file once on this machine, into a folder of the machine's own; with
+the file (default configs/server.suite) once on this machine, its levels
+counted on the machine, into a folder of the machine's own; with
 --summary-only only the summary rebuilt from the results there.  Its
 options (add_suite_opts), its check after parsing (check_suite: the file,
 the filters, the host options, the specs of the entries) and the run
@@ -28,7 +29,8 @@ from ..util import HarnessError, Stopwatch, log
 def add_suite_opts(sp: argparse.ArgumentParser) -> None:
     opts.guest(sp, preset=False)
     sp.add_argument("--suite-file", type=args.existing_file,
-                    help="suite file (default configs/bench.suite)")
+                    help="suite file (default configs/bench.suite; with --host "
+                         "configs/server.suite)")
     opts.filters(sp)
     opts.ab(sp, reps=5, out=None, out_help=f"where the results go (default "
             f"{paths.results_dir()}; with --host its host-<machine name>/)")
@@ -43,7 +45,7 @@ def add_suite_opts(sp: argparse.ArgumentParser) -> None:
 
 
 def check_suite(a: argparse.Namespace) -> None:
-    path, a.entries = common.load_suite(a, suite.default_file())
+    path, a.entries = common.load_suite(a, suite.default_file(a.host))
     if a.host and a.presets:
         raise UsageError("--presets", ",".join(a.presets), "no --presets with --host: a preset "
                          "is a guest's topology; the host runs each workload of the suite file "
@@ -57,6 +59,7 @@ def check_suite(a: argparse.Namespace) -> None:
         a.outdir = str(suite.host_dir() if a.host else paths.results_dir())
     if a.host:
         return _check_suite_host(a, path)
+    a.entries = common.guest_entries(path, a.entries)
     if a.summary_only:      # "not run yet" lists only what --presets/--workloads pick
         a.selected = common.select(a, path, a.entries) if a.presets or a.workloads \
             else a.entries
@@ -73,7 +76,7 @@ def check_suite(a: argparse.Namespace) -> None:
 def _check_suite_host(a: argparse.Namespace, path: Path) -> None:
     """suite --host: one entry per workload of the file (suite.host_entries())."""
     a.explicit_ab = a.a is not None or a.b is not None
-    a.entries, a.left_out = suite.host_entries(a.entries)
+    a.entries, a.left_out = suite.host_entries(a.entries, common.host_machine())
     a.selected = common.select(a, path, a.entries) if a.workloads else a.entries
     a.specs = [(e, None, common.spec(a, e.workload, e.levels, e.size, e.custom,
                                      e.files + tuple(a.file))) for e in a.selected]
@@ -122,7 +125,7 @@ def _suite_host(a: argparse.Namespace) -> int:
     """suite --host: the file's workloads on this machine (host.suite(), docs/host.md)."""
     outdir = Path(a.outdir)
     meta = {"mode": "host", "machine": platform.node(), "kernel": platform.release(),
-            "suite_file": str(a.suite_file or suite.default_file()), "left_out": a.left_out}
+            "suite_file": str(a.suite_file or suite.default_file(True)), "left_out": a.left_out}
     if not a.summary_only:
         runs = [len(bench.plan(s)) for _, _, s in a.specs]
         secs = sum(estimate.est_seconds(e.name, "host", n, outdir)[0]

@@ -123,6 +123,10 @@ class Workload:
     # expression the output's last line matches (the parser then checks
     # the report); "" when any non-zero exit fails the run.
     benign_exit: str = ""
+    # The tasks one level starts (a hackbench group: 20 senders and 20
+    # receivers): how a level written against the machine's CPUs (`cpus*2`,
+    # runs/levels.py) becomes a number of groups, pairs or messengers.
+    tasks: int = 1
     # custom(): the arguments it was made from (to_json()); None: builtin.
     definition: dict[str, Any] | None = field(default=None, compare=False)
 
@@ -171,20 +175,20 @@ def _hackbench(flags: list[str]) -> Callable[[int, int], list[str]]:
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in [
     Workload("hackbench", "groups", "loops", 200, "time", "s", False,
-             _hackbench([]), _HACKBENCH_TIME, "hackbench"),
+             _hackbench([]), _HACKBENCH_TIME, "hackbench", tasks=40),
     Workload("hackbench-thread", "groups", "loops", 200, "time", "s", False,
-             _hackbench(["-T"]), _HACKBENCH_TIME, "hackbench"),
+             _hackbench(["-T"]), _HACKBENCH_TIME, "hackbench", tasks=40),
     Workload("hackbench-pipe", "groups", "loops", 200, "time", "s", False,
-             _hackbench(["-p"]), _HACKBENCH_TIME, "hackbench"),
+             _hackbench(["-p"]), _HACKBENCH_TIME, "hackbench", tasks=40),
     Workload("hackbench-thread-pipe", "groups", "loops", 200, "time", "s", False,
-             _hackbench(["-T", "-p"]), _HACKBENCH_TIME, "hackbench"),
+             _hackbench(["-T", "-p"]), _HACKBENCH_TIME, "hackbench", tasks=40),
     Workload("perf-messaging", "groups", "loops", 200, "time", "s", False,
              lambda g, n: ["perf", "bench", "sched", "messaging", "-g", str(g), "-l", str(n)],
-             _float_after(r"Total time:\s*([0-9.]+)", "Total time:"), "perf"),
+             _float_after(r"Total time:\s*([0-9.]+)", "Total time:"), "perf", tasks=40),
     # Two tasks passing a token through a pipe, `size` round trips: the
     # wakeup/sleep path alone (the off-cost check of results/README.md).
     Workload("perf-pipe", "pairs", "loops", 20000, "usecs_op", "us/op", False,
-             _perf_pipe, parse_perf_pipe, "perf"),
+             _perf_pipe, parse_perf_pipe, "perf", tasks=2),
     # A fixed number of events (--time=0: no time limit), so the run time is
     # the measure; each event is sysbench's default 1000 yields over 8 locks.
     Workload("sysbench-threads", "threads", "events", 100, "time", "s", False,
@@ -199,7 +203,7 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in [
     # `level` messengers with 4 workers each for `size` seconds.
     Workload("wakelat", "messengers", "seconds", 5, "rps", "req/s", True,
              lambda m, s: ["wakelat", "-m", str(m), "-w", "4", "-d", str(s)],
-             parse_wakelat, "wakelat"),
+             parse_wakelat, "wakelat", tasks=5),
     # schbench's request at a TCG guest's size, 4 workers per message
     # thread: the p99 wakeup latency the newidle changes upstream were
     # judged by.  Its default request (five multiplications of matrices
@@ -208,14 +212,14 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in [
     # a fortieth of the work.
     Workload("schbench", "messengers", "seconds", 5, "wake_p99_us", "us", False,
              _schbench(["-F", "64", "-n", "1"], 4), parse_schbench, "schbench",
-             benign_exit=SCHBENCH_EXIT_RACE),
+             benign_exit=SCHBENCH_EXIT_RACE, tasks=5),
     # Requests with no work and no sleep (-n 0 -s 0, no locking), 16
     # workers per message thread: nearly every wakeup finds a CPU about to
     # go idle, the newidle storm of upstream's `schbench -L -m 4 -M auto
     # -t 256 -n 0 -r 0 -s 0` at a guest's size (message threads not pinned).
     Workload("schbench-storm", "messengers", "seconds", 5, "rps", "req/s", True,
              _schbench(["-L", "-n", "0", "-s", "0"], 16), parse_schbench, "schbench",
-             benign_exit=SCHBENCH_EXIT_RACE),
+             benign_exit=SCHBENCH_EXIT_RACE, tasks=17),
 ]}
 
 
@@ -228,7 +232,7 @@ def get(name: str) -> Workload:
 
 # custom()'s arguments, as to_json() writes them.
 CUSTOM_KEYS = ("name", "command", "metric", "higher_better", "unit", "default_size",
-               "level_name", "size_name")
+               "level_name", "size_name", "tasks")
 # Keys of report.metadata()'s "workload" dict, which a level or size name must not shadow.
 _RESERVED_NAMES = {"name", "metric", "unit", "higher_better", "command", "extra_args",
                    "definition", "files"}
@@ -257,7 +261,8 @@ def _custom_parser(rx: re.Pattern[str], key: str) -> Callable[[str], dict[str, f
 
 
 def custom(name: str, command: str, metric: str, higher_better: bool, unit: str = "",
-           default_size: int = 1, level_name: str = "level", size_name: str = "size") -> Workload:
+           default_size: int = 1, level_name: str = "level", size_name: str = "size",
+           tasks: int = 1) -> Workload:
     """A workload for any program in the guest image.
 
     `command` is split like a shell would (shlex; no pipes or variables: use
@@ -266,7 +271,8 @@ def custom(name: str, command: str, metric: str, higher_better: bool, unit: str 
     `{level}`; its first word is the program (`binary`).  `metric` is a
     regular expression searched in the output (multi-line: ^ and $ match at
     line ends); its first group is the primary metric, named after the group
-    when it is a named one (`(?P<p99>...)`), else "value".
+    when it is a named one (`(?P<p99>...)`), else "value".  `tasks`: the
+    tasks one level starts (for levels scaled to the machine).
     """
     where = f"custom workload {name!r}"
     if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
@@ -313,6 +319,8 @@ def custom(name: str, command: str, metric: str, higher_better: bool, unit: str 
                                f"{', '.join(sorted(_RESERVED_NAMES))}; got {word!r}")
     if level_name == size_name:
         raise HarnessError(f"{where}: the level and size names are both {level_name!r}")
+    if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 1:
+        raise HarnessError(f"{where}: tasks (per level) must be an integer >= 1, got {tasks!r}")
 
     def argv(level: int, size: int) -> list[str]:
         return [w.replace("{level}", str(level)).replace("{size}", str(size)) for w in words]
@@ -320,9 +328,9 @@ def custom(name: str, command: str, metric: str, higher_better: bool, unit: str 
     definition: dict[str, Any] = {
         "name": name, "command": command, "metric": metric, "higher_better": higher_better,
         "unit": unit, "default_size": default_size, "level_name": level_name,
-        "size_name": size_name}
+        "size_name": size_name, "tasks": tasks}
     return Workload(name, level_name, size_name, default_size, key, unit, higher_better,
-                    argv, _custom_parser(rx, key), binary, definition=definition)
+                    argv, _custom_parser(rx, key), binary, tasks=tasks, definition=definition)
 
 
 def from_json(d: dict[str, Any] | str) -> Workload:

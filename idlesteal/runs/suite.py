@@ -4,17 +4,21 @@ configs/bench.suite has one entry per line:
 
     <preset> <workload> <levels> [size]      # comment
 
-and may define workloads of its own (workload.custom()) and add host files
+where a level is a number or a load counted on the machine (`cpus*2`,
+`llc*0.5`: runs/levels.py) and the preset `host` marks a line only
+`suite --host` runs (guests leave it out, host_entries() prefers it).
+A suite file may define workloads of its own (workload.custom()) and add host files
 to the guest image (image.parse_file_spec()):
 
     workload <name> <command> <metric-regex> lower|higher [unit=U] [size=N]
-             [level=WORD] [size-name=WORD]
+             [level=WORD] [size-name=WORD] [tasks=N]
     file <host>[:<guest>]
 
 Lines are split like a shell would (shlex), so quote a command or regular
 expression with spaces, and single-quote one with backslashes; `#` starts a
 comment where a word would.  The command uses {level} (and {size}); the
-regex's first group is the metric; size=N is the default size.  An entry
+regex's first group is the metric; size=N is the default size; tasks=N
+the tasks one level starts (default 1).  An entry
 names a defined workload like a builtin one, before or after the definition.
 A relative host path is taken from the suite file's directory; every `file`
 goes into the image of every entry.
@@ -27,8 +31,9 @@ interval and significance, %busy, steals and the steal cost.
 
 `suite --host` (host.suite()) runs the file's workloads on the machine
 itself: host_entries() makes one entry per workload, preset HOST, with the
-levels and size of its first line (a preset is a guest's topology; the
-host's is its own), results in results/host-<machine>/ (host_dir()).
+levels and size of its host line or else its first (a preset is a
+guest's topology; the host's is its own), relative levels counted on the
+machine, results in results/host-<machine>/ (host_dir()).
 """
 from __future__ import annotations
 
@@ -44,6 +49,7 @@ from ..guest import image, topology
 from .. import paths
 from ..measure import workload
 from ..util import HarnessError
+from . import levels as lv_mod
 from ..measure.workload import Workload
 
 
@@ -58,6 +64,9 @@ class Entry:
     custom: dict[str, Any] | None = None
     # The suite's `file` lines, as "HOST:GUEST" with absolute host paths.
     files: tuple[str, ...] = ()
+    # The levels as written ("1,2,4", "llc*0.5,cpus"): runs/levels.py; the
+    # numbers above are what they are on the preset.
+    words: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -69,14 +78,15 @@ class Entry:
             else workload.get(self.workload)
 
 
-def default_file() -> Path:
-    return paths.configs_dir() / "bench.suite"
+def default_file(host: bool = False) -> Path:
+    """configs/bench.suite (guests), configs/server.suite (--host)."""
+    return paths.configs_dir() / ("server.suite" if host else "bench.suite")
 
 
 _WORKLOAD_LINE = ("workload <name> <command> <metric-regex> lower|higher [unit=U] [size=N] "
-                  "[level=WORD] [size-name=WORD]")
+                  "[level=WORD] [size-name=WORD] [tasks=N]")
 _OPTIONS = {"unit": "unit", "size": "default_size", "level": "level_name",
-            "size-name": "size_name"}
+            "size-name": "size_name", "tasks": "tasks"}
 
 
 def parse_workload_line(words: list[str]) -> dict[str, Any]:
@@ -94,11 +104,11 @@ def parse_workload_line(words: list[str]) -> dict[str, Any]:
         if not eq or key not in _OPTIONS:
             raise HarnessError(f"unknown option {opt!r}; known: "
                                + ", ".join(f"{k}=" for k in _OPTIONS))
-        if key == "size":
+        if key in ("size", "tasks"):
             try:
                 args[_OPTIONS[key]] = int(value)
             except ValueError:
-                raise HarnessError(f"size= wants an integer, got {value!r}") from None
+                raise HarnessError(f"{key}= wants an integer, got {value!r}") from None
         else:
             args[_OPTIONS[key]] = value
     return workload.custom(**args).to_json()
@@ -141,21 +151,29 @@ def parse(text: str, where: str = "suite", base: Path | None = None) -> list[Ent
             raise HarnessError(f"{where}:{n}: want '<preset> <workload> <levels> [size]', "
                                f"got {line.strip()!r}")
         preset, wname, levels = words[:3]
-        topology.get(preset)          # unknown names fail here, with the list
+        if preset != HOST:
+            topology.get(preset)      # unknown names fail here, with the list
         custom = defs[wname][1] if wname in defs else None
         if custom is None and wname not in workload.WORKLOADS:
             known = [*workload.WORKLOADS, *defs]
             raise HarnessError(f"{where}:{n}: unknown workload {wname!r}; known: "
                                f"{', '.join(known)}")
+        words_ = levels.split(",")
         try:
-            lv = [int(x) for x in levels.split(",")]
+            lv_mod.check(words_)
             size = int(words[3]) if len(words) == 4 else 0
+        except HarnessError as e:
+            raise HarnessError(f"{where}:{n}: {e}") from None
         except ValueError:
-            raise HarnessError(f"{where}:{n}: levels and size must be integers: "
+            raise HarnessError(f"{where}:{n}: the size must be an integer: "
                                f"{line.strip()!r}") from None
-        if not lv or min(lv) < 1 or size < 0:
-            raise HarnessError(f"{where}:{n}: levels must be >= 1 and size >= 0")
-        entries.append(Entry(preset, wname, lv, size, custom, tuple(files)))
+        if size < 0:
+            raise HarnessError(f"{where}:{n}: the size must be >= 0")
+        wl = workload.from_json(custom) if custom is not None else workload.get(wname)
+        # a host line's relative levels wait for the machine (host_entries())
+        lv = [int(w) for w in words_ if not lv_mod.is_relative(w)] if preset == HOST \
+            else lv_mod.resolve(words_, wl, lv_mod.of_preset(preset))
+        entries.append(Entry(preset, wname, lv, size, custom, tuple(files), tuple(words_)))
     if not entries:
         raise HarnessError(f"{where}: no entries")
     return entries
@@ -194,22 +212,45 @@ def select(entries: list[Entry], presets: str = "", workloads: str = "") -> list
 HOST = "host"
 
 
-def host_entries(entries: list[Entry]) -> tuple[list[Entry], list[str]]:
+def guest_entries(entries: list[Entry]) -> tuple[list[Entry], str]:
+    """The entries a guest runs (all but the `host` lines), and a line
+    naming the host lines left out ('' when none)."""
+    out = [e for e in entries if e.preset != HOST]
+    gone = [e.workload for e in entries if e.preset == HOST]
+    if not out:
+        raise HarnessError("the suite file has only host lines: run it with --host")
+    return out, (f"host line(s) left out (only --host runs them): {', '.join(gone)}"
+                 if gone else "")
+
+
+def host_entries(entries: list[Entry], machine: lv_mod.Machine
+                 ) -> tuple[list[Entry], list[str]]:
     """One entry per workload for `suite --host`, in file order: preset
-    HOST, the levels, size and definition of the workload's first line; and
-    a line per workload whose other lines are left out."""
+    HOST, the levels, size and definition of the workload's `host` line,
+    else of its first line, with relative levels (`cpus*2`) counted on
+    `machine`; and a line per workload whose other lines are left out or
+    whose levels were scaled."""
     first: dict[str, Entry] = {}
     others: dict[str, list[str]] = {}
     for e in entries:
-        if e.workload in first:
-            others[e.workload].append(e.preset)
-        else:
+        if e.workload not in first:
+            first[e.workload], others[e.workload] = e, []
+        elif e.preset == HOST and first[e.workload].preset != HOST:
+            others[e.workload].append(first[e.workload].preset)
             first[e.workload] = e
-            others[e.workload] = []
-    out = [Entry(HOST, e.workload, e.levels, e.size, e.custom, e.files) for e in first.values()]
-    notes = [f"{w}: levels {','.join(map(str, first[w].levels))} size "
-             f"{first[w].size or 'default'} of its {first[w].preset} line; its "
-             f"{', '.join(ps)} line(s) left out" for w, ps in others.items() if ps]
+        else:
+            others[e.workload].append(e.preset)
+    out, notes = [], []
+    for w, e in first.items():
+        lv = lv_mod.resolve(list(e.words), e.wl, machine) if e.words else e.levels
+        out.append(Entry(HOST, e.workload, lv, e.size, e.custom, e.files, e.words))
+        if others[w]:
+            notes.append(f"{w}: levels {','.join(e.words or map(str, lv))} size "
+                         f"{e.size or 'default'} of its {e.preset} line; its "
+                         f"{', '.join(others[w])} line(s) left out")
+        why = lv_mod.explain(list(e.words), e.wl, machine)
+        if why:
+            notes.append(f"{w}: levels {','.join(map(str, lv))}: {why}")
     return out, notes
 
 
