@@ -187,6 +187,8 @@ TABLE: dict[tuple[str, str], list[Bad] | NoBad | str] = {
     ("suite", "--extra-args"): bad(TEXT),
     ("suite", "--summary-only"): FLAG,
     ("suite", "--resume"): FLAG,
+    ("suite", "--delay-dequeue"): bad(["", "on", "OFF", "both,off"], "--host") + bad(["off"])
+    + bad(["off"], "--host", "--a=NO_STEAL,NO_DELAY_DEQUEUE"),
     ("suite", "--host"): FLAG,
     ("suite", "--max-load"): bad(["-1", "2", "nan", "inf", "", "x"], "--host") + bad(["0.5"]),
     ("suite", "--force-load"): FLAG,

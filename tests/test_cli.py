@@ -257,6 +257,24 @@ def test_suite_host_runs_each_workload_once_into_a_host_folder(fake_host, tmp_pa
     assert not (tmp_path / "results" / "summary.json").exists()
 
 
+def test_suite_host_runs_once_per_delay_dequeue_setting(fake_host, tmp_path, capsys):
+    rc = cli.main(["suite", "--host", "--suite-file", str(tmp_path / "h.suite"), "--reps", "2",
+                   "--delay-dequeue", "both", "--workloads", "shb"])
+    out, err = capsys.readouterr()
+    outdir = suite.host_dir()
+    assert rc == 0, err
+    assert [(n, s.a.features, s.b.features, d) for n, s, d in fake_host] == [
+        ("host-shb", ("NO_STEAL",), ("STEAL",), outdir),
+        ("host-shb", ("NO_STEAL", "NO_DELAY_DEQUEUE"), ("STEAL", "NO_DELAY_DEQUEUE"),
+         outdir / "no-delay-dequeue")]
+    assert f"results in {outdir}, {outdir / 'no-delay-dequeue'}" in out
+    assert "suite --host, NO_DELAY_DEQUEUE on both sides: 1 entries" in out
+    for d, label in ((outdir, "DELAY_DEQUEUE as booted"),
+                     (outdir / "no-delay-dequeue", "NO_DELAY_DEQUEUE on both sides")):
+        assert json.loads((d / "summary.json").read_text())["meta"]["delay_dequeue"] == label
+        assert (d / "cover-tables.txt").exists()
+
+
 def test_suite_host_refused_before_any_entry_is_one_line(fake_host, tmp_path, capsys,
                                                          monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)

@@ -247,6 +247,11 @@ def test_sides_without_the_series(tmp_path):
     # features the stock kernel has: as asked
     s, note = host.sides(spec(("NO_HRTICK",), ("HRTICK",)), o, explicit=True)
     assert s.b.features == ("HRTICK",) and note == ""
+    # the A/A keeps what both sides share and the kernel has (suite --host
+    # --delay-dequeue off), and drops what it lacks
+    s, note = host.sides(spec(("NO_STEAL", "NO_PLACE_LAG", "NO_X"),
+                              ("STEAL", "NO_PLACE_LAG", "NO_X")), o, explicit=False)
+    assert s.a.features == s.b.features == ("NO_PLACE_LAG",) and "A/A" in note
 
 
 # ---------------------------------------------------------------- state: save, change, restore

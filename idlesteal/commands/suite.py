@@ -11,9 +11,11 @@ the filters, the host options, the specs of the entries) and the run
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..runs import bench, host, kernels, suite
@@ -41,7 +43,39 @@ def add_suite_opts(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--resume", action="store_true",
                     help="with --host: keep the entries an interrupted run already wrote "
                          "(same kernel, workload, levels, size and repetitions)")
+    sp.add_argument("--delay-dequeue", default="booted", choices=DD_CHOICES,
+                    help="with --host: DELAY_DEQUEUE as booted (default), off on both sides "
+                         "(NO_DELAY_DEQUEUE), or both: the suite as booted, then again with "
+                         f"it off into <outdir>/{NO_DD_DIR}/")
     opts.host_options(sp)
+
+
+DD_CHOICES = ("booted", "off", "both")
+NO_DD = "NO_DELAY_DEQUEUE"
+NO_DD_DIR = "no-delay-dequeue"
+
+
+@dataclass
+class HostPass:
+    """One pass of suite --host: its folder, the entries to run there (with
+    the pass's features added to both sides) and those kept (--resume)."""
+    label: str
+    outdir: Path
+    specs: list
+    kept: list
+
+
+def _with_words(s: "bench.BenchSpec", words: tuple[str, ...]) -> "bench.BenchSpec":
+    """`s` with `words` added to both sides' features."""
+    if not words:
+        return s
+    clash = {w.removeprefix("NO_") for w in (*s.a.features, *s.b.features)} & \
+        {w.removeprefix("NO_") for w in words}
+    if clash:
+        raise UsageError("--delay-dequeue", "off", f"booted when --a/--b set "
+                         f"{', '.join(sorted(clash))} themselves")
+    return dataclasses.replace(s, a=dataclasses.replace(s.a, features=(*s.a.features, *words)),
+                               b=dataclasses.replace(s.b, features=(*s.b.features, *words)))
 
 
 def check_suite(a: argparse.Namespace) -> None:
@@ -52,6 +86,9 @@ def check_suite(a: argparse.Namespace) -> None:
                          "once on its own CPUs (--workloads picks them)")
     common.check_host(a, (("--variant", a.variant, a.variant != "steal"),
                           ("--append", a.append, bool(a.append)), ("--force", True, a.force)))
+    if a.delay_dequeue != "booted" and not a.host:
+        raise UsageError("--delay-dequeue", a.delay_dequeue, "only with --host (a guest "
+                         "suite's DELAY_DEQUEUE A/B: make bench-dd)")
     if a.resume and not a.host:
         raise UsageError("--resume", True, "only with --host (a guest suite reruns what it is "
                          "asked; --workloads picks the entries)")
@@ -78,15 +115,22 @@ def _check_suite_host(a: argparse.Namespace, path: Path) -> None:
     a.explicit_ab = a.a is not None or a.b is not None
     a.entries, a.left_out = suite.host_entries(a.entries, common.host_machine())
     a.selected = common.select(a, path, a.entries) if a.workloads else a.entries
-    a.specs = [(e, None, common.spec(a, e.workload, e.levels, e.size, e.custom,
-                                     e.files + tuple(a.file))) for e in a.selected]
-    a.kept = []
-    if a.resume:
-        todo: list = []
-        for e, p, s in a.specs:
-            f = Path(a.outdir) / f"{e.name}.json"
-            (a.kept if done_before(f, s, platform.release()) else todo).append((e, p, s))
-        a.specs = todo
+    specs = [(e, None, common.spec(a, e.workload, e.levels, e.size, e.custom,
+                                   e.files + tuple(a.file))) for e in a.selected]
+    out = Path(a.outdir)
+    Pass = tuple[str, Path, tuple[str, ...]]
+    booted: Pass = ("DELAY_DEQUEUE as booted", out, ())
+    off: Pass = (f"{NO_DD} on both sides", out / NO_DD_DIR if a.delay_dequeue == "both" else out,
+           (NO_DD,))
+    passes = {"booted": [booted], "off": [off], "both": [booted, off]}[a.delay_dequeue]
+    a.passes = []
+    for label, folder, words in passes:
+        hp = HostPass(label, folder, [], [])
+        for e, p, s in specs:
+            s = _with_words(s, words)
+            done = a.resume and done_before(folder / f"{e.name}.json", s, platform.release())
+            (hp.kept if done else hp.specs).append((e, p, s))
+        a.passes.append(hp)
 
 
 def done_before(path: Path, s: "bench.BenchSpec", kernel: str) -> bool:
@@ -122,30 +166,44 @@ def _summary_of(entries: list[suite.Entry], selected: list[suite.Entry], outdir:
 
 
 def _suite_host(a: argparse.Namespace) -> int:
-    """suite --host: the file's workloads on this machine (host.suite(), docs/host.md)."""
-    outdir = Path(a.outdir)
-    meta = {"mode": "host", "machine": platform.node(), "kernel": platform.release(),
-            "suite_file": str(a.suite_file or suite.default_file(True)), "left_out": a.left_out}
+    """suite --host: the file's workloads on this machine (host.suite(),
+    docs/host.md), once per DELAY_DEQUEUE pass."""
     if not a.summary_only:
-        runs = [len(bench.plan(s)) for _, _, s in a.specs]
-        secs = sum(estimate.est_seconds(e.name, "host", n, outdir)[0]
-                   for (e, _, _), n in zip(a.specs, runs))
-        print(f"suite --host: {len(a.specs)} entr{'y' if len(a.specs) == 1 else 'ies'} on this "
-              f"machine (the running kernel), {sum(runs)} runs, ~{estimate.fmt_duration(secs)}; "
-              f"results in {outdir}")
+        runs = sum(len(bench.plan(s)) for hp in a.passes for _, _, s in hp.specs)
+        secs = sum(estimate.est_seconds(e.name, "host", len(bench.plan(s)), hp.outdir)[0]
+                   for hp in a.passes for e, _, s in hp.specs)
+        n = sum(len(hp.specs) for hp in a.passes)
+        print(f"suite --host: {n} entr{'y' if n == 1 else 'ies'} on this machine (the running "
+              f"kernel), {runs} runs, ~{estimate.fmt_duration(secs)}; results in "
+              f"{', '.join(str(hp.outdir) for hp in a.passes)}")
         for line in a.left_out:
             print(f"  {line}")
-        for e, _, _ in a.kept:
+    rc = 0
+    for hp in a.passes:
+        rc = max(rc, _host_pass(a, hp, len(a.passes) > 1))
+    return rc
+
+
+def _host_pass(a: argparse.Namespace, hp: HostPass, named: bool) -> int:
+    outdir = hp.outdir
+    meta = {"mode": "host", "machine": platform.node(), "kernel": platform.release(),
+            "suite_file": str(a.suite_file or suite.default_file(True)), "left_out": a.left_out,
+            "delay_dequeue": hp.label}
+    if named:
+        print(f"suite --host, {hp.label}: {len(hp.specs)} entries, results in {outdir}")
+    res = None
+    if not a.summary_only:
+        for e, _, _ in hp.kept:
             print(f"  {e.name}: kept, written by an earlier run ({outdir / (e.name + '.json')})")
         if a.dry_run:
-            for (e, _, s), n in zip(a.specs, runs):
+            for e, _, s in hp.specs:
                 missing = host.program_missing(s, host.paths_of_files(s.files))
-                print(f"  {e.name}: {n} runs of {s.wl.name} {s.wl.level} "
+                print(f"  {e.name}: {len(bench.plan(s))} runs of {s.wl.name} {s.wl.level} "
                       f"{','.join(map(str, s.levels))} {s.wl.size_name} {s.size}, A = "
                       f"{s.a.name}, B = {s.b.name} if the kernel has them"
                       + (f"; would be skipped: {missing}" if missing else ""))
             return 0
-        res = host.suite([(e.name, s) for e, _, s in a.specs], outdir,
+        res = host.suite([(e.name, s) for e, _, s in hp.specs], outdir,
                          explicit_ab=a.explicit_ab, max_load=host.DEFAULT_MAX_LOAD
                          if a.max_load is None else a.max_load, force_load=a.force_load,
                          show=common.show)
@@ -160,7 +218,7 @@ def _suite_host(a: argparse.Namespace) -> int:
         print(f"wrote {hosttables.write(outdir)} (the cover letter's tables)")
     except TableError as err:
         print(f"no {hosttables.NAME}: {err}", file=sys.stderr)
-    if not a.summary_only and (res.stopped or res.failed):
+    if res is not None and (res.stopped or res.failed):
         print(f"idlesteal suite: error: {res.stopped}" if res.stopped else
               f"{len(res.failed)} suite entr{'y' if len(res.failed) == 1 else 'ies'} failed: "
               f"{', '.join(n for n, _ in res.failed)}", file=sys.stderr)

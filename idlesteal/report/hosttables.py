@@ -75,11 +75,12 @@ def machine_lines(meta: dict, entry: dict) -> list[str]:
                    + ("; run although the machine was busy (--force-load)"
                       if hm.get("forced_under_load") else ""))
     a, b = entry.get("A") or [], entry.get("B") or []
-    if a or b:
+    if a != b:
         out.append(f"A = {','.join(a) or 'as booted'}, B = {','.join(b) or 'as booted'}, "
                    f"{entry.get('reps', '?')} repetitions a side, interleaved")
     else:
-        out.append("A = B = the kernel as it is (no STEAL feature): B vs A is run-to-run noise")
+        out.append(f"A = B = the kernel as it is{' with ' + ','.join(a) if a else ''} "
+                   "(no STEAL feature): B vs A is run-to-run noise")
     return out
 
 

@@ -52,7 +52,9 @@ def sides(spec: "bench_mod.BenchSpec", o: Offer, explicit: bool
     """The A/B the running kernel can do.  Feature words it has: as asked.
     Otherwise: refused (HostError, one line) when --a/--b were given; with
     the default NO_STEAL/STEAL on a kernel without the series, both sides
-    run the kernel as it is (an A/A run) and the note says why."""
+    run the kernel as it is (an A/A run), but for the words both sides
+    share that the kernel has (suite --host --delay-dequeue off's
+    NO_DELAY_DEQUEUE), and the note says why."""
     words = spec.a.features + spec.b.features
     if o.has_features(words):
         return spec, ""
@@ -67,8 +69,9 @@ def sides(spec: "bench_mod.BenchSpec", o: Offer, explicit: bool
         raise Refused(f"--host: the A/B {spec.a.name} against {spec.b.name} cannot run on "
                         f"this kernel: {reason}; without --a/--b host mode runs the kernel as "
                         "it is on both sides (A/A) with the wasted-time measure")
-    spec = dataclasses.replace(spec, a=dataclasses.replace(spec.a, features=()),
-                               b=dataclasses.replace(spec.b, features=()))
+    shared = tuple(w for w in spec.a.features if w in spec.b.features and o.has_features((w,)))
+    spec = dataclasses.replace(spec, a=dataclasses.replace(spec.a, features=shared),
+                               b=dataclasses.replace(spec.b, features=shared))
     return spec, skip_note(reason)
 
 
