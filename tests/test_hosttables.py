@@ -65,6 +65,8 @@ def test_the_machine_the_settings_and_every_cell(tmp_path):
     pp = [l for l in lines if l.startswith("  perf pipe 2 ") and "s " in l][0]
     assert ".020/.040" in pp and "]*" in pp
     assert "  not traced on both sides: hackbench -g 8" in lines
+    assert [l for l in lines if l.startswith("  hackbench -g 4 ")][0].split()[3:5] == \
+        ["1", "s"]
     # the summary line: 3 cells, 2 traced, 1 where A wastes >= 1%, its removal told apart
     i = lines.index([l for l in lines if l.strip().startswith("cells traced")][0])
     assert lines[i + 1].split()[:5] == ["3", "2", "1", "2.2%", "75%"]
@@ -76,8 +78,16 @@ def test_the_machine_the_settings_and_every_cell(tmp_path):
 def test_a_kernel_without_the_series_says_a_a(tmp_path):
     text = hosttables.build(folder(tmp_path, [row("hackbench", 1, 0.6, steal=math.nan)],
                                    a=(), b=()))
-    assert "A = B = the kernel as it is (no STEAL feature): B vs A is run-to-run noise" in text
+    assert ("A = B = the kernel as it is (no STEAL A/B here; each entry's .txt says why): "
+            "B vs A is run-to-run noise") in text
     assert "No difference detected in B's change (interval half-widths 3-3%)." in text
+
+
+def test_a_side_a_without_waste_has_nothing_to_remove(tmp_path):
+    text = hosttables.build(folder(tmp_path, [row("hackbench", 1, 0.5,
+                                                  waste=(0.0, 0.0, 100.0, 0.5))]))
+    line = [l for l in text.splitlines() if l.startswith("  hackbench -g 1 ") and "none" in l]
+    assert line and line[0].endswith("- (A wastes none)"), text
 
 
 def test_nothing_to_tabulate_is_an_error_naming_the_file(tmp_path):

@@ -80,7 +80,8 @@ def machine_lines(meta: dict, entry: dict) -> list[str]:
                    f"{entry.get('reps', '?')} repetitions a side, interleaved")
     else:
         out.append(f"A = B = the kernel as it is{' with ' + ','.join(a) if a else ''} "
-                   "(no STEAL feature): B vs A is run-to-run noise")
+                   "(no STEAL A/B here; each entry's .txt says why): B vs A is run-to-run "
+                   "noise")
     return out
 
 
@@ -114,13 +115,13 @@ def cell_lines(rows: list[dict]) -> list[str]:
     """Every workload and level: A, B and B's change; steals, their cost
     and %busy."""
     adj = stats.holm([r["p"] for r in rows])
-    out = [f"{'load':<16} {'A':>9} {'B':>9} {'B vs A % [95% CI]':>21} {'p raw/Holm':>10} "
+    out = [f"{'load':<16} {'A':>11} {'B':>11} {'B vs A % [95% CI]':>21} {'p raw/Holm':>10} "
            f"{'steals':>6} {'us/try':>6} {'%busy A>B':>9}"]
     for r, at in zip(rows, adj):
         unit = r.get("unit") or ""
+        a, b = (f"{r[k]:.3g} {unit}".strip() for k in ("a", "b"))
         out.append(
-            f"{load_name(r['workload'], r['level']):<16} {r['a']:>7.3g}{unit:<2} "
-            f"{r['b']:>7.3g}{unit:<2} "
+            f"{load_name(r['workload'], r['level']):<16} {a:>11} {b:>11} "
             f"{r['speedup']:>6.1f} [{r['low']:6.1f},{r['high']:6.1f}]{'*' if at < 0.05 else ' '} "
             f"{fmt_p(r['p']) + '/' + fmt_p(at):>10} "
             f"{_f(r.get('steal_b'), '.1f'):>6} {_f(r.get('us_per_try'), '.1f'):>6} "
@@ -137,9 +138,13 @@ def waste_lines(rows: list[dict]) -> list[str]:
            f"{'p raw/Holm':>10}"]
     for r, aw in zip(traced, adj):
         rm = r["waste_removed"]
+        head = (f"{load_name(r['workload'], r['level']):<16} {_f(r.get('waste_a'), '.2f'):>9} "
+                f"{_f(r.get('waste_b'), '.2f'):>9} ")
+        if not r.get("waste_a"):
+            out.append(head + f"{'- (A wastes none)':>21}")
+            continue
         out.append(
-            f"{load_name(r['workload'], r['level']):<16} {_f(r.get('waste_a'), '.2f'):>9} "
-            f"{_f(r.get('waste_b'), '.2f'):>9} "
+            head +
             f"{rm['value']:>6.0f} [{_f(rm['low'], '6.0f')},{_f(rm['high'], '6.0f')}]"
             f"{'*' if aw < 0.05 else ' '} "
             f"{fmt_p(rm['welch_p']) + '/' + fmt_p(aw):>10}")
