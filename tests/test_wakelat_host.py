@@ -54,11 +54,14 @@ def test_a_worker_held_stopped_is_reported_as_a_stall(wakelat: Path):
                             stdout=subprocess.PIPE, text=True)
     try:
         task = Path(f"/proc/{proc.pid}/task")
-        for _ in range(100):            # main thread, 2 workers, 1 messenger
+        for _ in range(1000):           # main thread, 2 workers, 1 messenger
             tids = sorted(int(t) for t in os.listdir(task))
             if len(tids) == 4:
                 break
             time.sleep(0.01)
+        # a loaded machine can take longer than 1 s to start them: wait up
+        # to 10 s, and never seize a thread that may not be a worker
+        assert len(tids) == 4, f"wakelat has threads {tids} after 10 s, not 4"
         worker = tids[1]                # the first thread main creates
         if libc.ptrace(PTRACE_SEIZE, worker, None, None) != 0:
             pytest.skip(f"ptrace not allowed here (errno {ctypes.get_errno()})")
