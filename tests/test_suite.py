@@ -254,9 +254,9 @@ def test_host_summary_says_host_and_keeps_the_meta(tmp_path: Path):
     assert "host mode (docs/host.md)" in text and "not run yet: host-wakelat" in text
 
 
-def _host_result(outdir, reps: int, kernel: str) -> None:
+def _host_result(outdir, reps: int, kernel: str, a=("NO_STEAL",), b=("STEAL",)) -> None:
     meta = {"workload": {"name": "hackbench", "loops": 50, "groups": [1], "extra_args": []},
-            "reps": reps, "A": ["NO_STEAL"], "B": ["STEAL"],
+            "reps": reps, "A": list(a), "B": list(b),
             "host_mode": {"offer": {"kernel": kernel}}}
     outdir.mkdir(exist_ok=True)
     (outdir / "host-hackbench.json").write_text(json.dumps({"meta": meta, "runs": [{}] * 12}))
@@ -275,6 +275,20 @@ def test_suite_host_resume_keeps_what_an_earlier_run_wrote(tmp_path, capsys, rep
     assert ("  host-hackbench: " in out.replace("host-hackbench: kept", "")) != kept, out
     assert "  host-perf-pipe: " in out
     assert out.startswith(f"suite --host: {1 if kept else 2} entr")
+
+
+@pytest.mark.parametrize("a,b,kept", [
+    (("NO_STEAL", "NO_DELAY_DEQUEUE"), ("STEAL", "NO_DELAY_DEQUEUE"), True),
+    (("NO_DELAY_DEQUEUE",), ("NO_DELAY_DEQUEUE",), True),     # the A/A of a stock kernel
+    ((), (), False), (("NO_STEAL",), ("STEAL",), False)])
+def test_resume_of_the_delay_dequeue_pass(tmp_path, capsys, a, b, kept):
+    (tmp_path / "s.suite").write_text("2x2x2 hackbench 1 50\n")
+    _host_result(tmp_path / "out", 2, platform.release(), a, b)
+    assert cli.main(["suite", "--host", "--resume", "--dry-run", "--reps", "2", "--suite-file",
+                     str(tmp_path / "s.suite"), "--outdir", str(tmp_path / "out"),
+                     "--delay-dequeue", "off"]) == 0
+    out = capsys.readouterr().out
+    assert ("host-hackbench: kept, written by an earlier run" in out) == kept, out
 
 
 def test_resume_is_for_the_host_suite_only(capsys):
