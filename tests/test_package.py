@@ -4,6 +4,7 @@ against Debian's own configurations for 6.12 and 7.2 (linux-config-6.12
 kept in tests/data/; and the package's version and instructions."""
 from __future__ import annotations
 
+import json
 import lzma
 from pathlib import Path
 
@@ -164,3 +165,26 @@ def test_the_command_takes_one_starting_configuration(tmp_path, capsys):
     with pytest.raises(SystemExit):
         cli.main(["package", "--config", str(tmp_path / "none")])
     assert "argument --config: invalid value" in capsys.readouterr().err
+
+
+def test_an_earlier_package_is_found_only_whole_and_for_the_same_inputs(tmp_path, monkeypatch):
+    monkeypatch.setattr(package, "out_dir", lambda: tmp_path / "packages")
+    monkeypatch.setattr(package.tree, "worktree", lambda *a: tmp_path)
+    monkeypatch.setattr(package.tree, "head", lambda src: "c0ffee" * 6 + "0000")
+    monkeypatch.setattr(package.bases, "current", lambda: package.bases.get("6.12"))
+    start, lsmod = tmp_path / "server.config", tmp_path / "server.lsmod"
+    start.write_text("CONFIG_X=y\n")
+    out = tmp_path / "packages"
+    out.mkdir()
+    deb = out / "linux-image-r_1_amd64.deb"
+    deb.write_bytes(b"deb")
+    pkg = package.Package("6.12", "r", "1", [deb], str(start), package.sha256_file(start),
+                          str(lsmod), [], "c0ffee" * 6 + "0000")
+    (out / "r.json").write_text(json.dumps(pkg.to_json()))
+    assert package.existing(start, lsmod) == pkg
+    assert package.existing(start) is None                    # not reduced: another package
+    deb.write_bytes(b"debx")                                   # not the file it wrote
+    assert package.existing(start, lsmod) is None
+    deb.write_bytes(b"deb")
+    start.write_text("CONFIG_X=m\n")                          # another configuration
+    assert package.existing(start, lsmod) is None

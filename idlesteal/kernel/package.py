@@ -197,6 +197,31 @@ def make_package(start: Path, lsmod: Path | None = None, fmt: str = "deb",
     return pkg
 
 
+def existing(start: Path, lsmod: Path | None = None) -> Package | None:
+    """The package an earlier make_package() built from the same
+    configuration file (by content), lsmod listing and posted commit, when
+    its record and every file of it are still in build/packages/; else
+    None.  A test that boots a package reuses it instead of packaging the
+    same kernel again (a distribution's -dbg package alone takes minutes)."""
+    commit = tree.head(tree.worktree(build.posted_tree(), build.posted_rev()))
+    sha = sha256_file(start)
+    for rec in sorted(out_dir().glob("*.json")):
+        try:
+            d = json.loads(rec.read_text())
+            files = [out_dir() / f["name"] for f in d["files"]]
+            pkg = Package(d["base"], d["release"], d["version"], files, d["config_from"],
+                          d["config_sha256"], d["lsmod"], d["forced"], d["commit"],
+                          d.get("seconds", 0.0))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if (pkg.commit, pkg.config_sha256, pkg.lsmod) == (commit, sha, str(lsmod or "")) \
+                and pkg.base == bases.current().name and files \
+                and all(f.is_file() and f.stat().st_size == e["bytes"]
+                        for f, e in zip(files, d["files"])):
+            return pkg
+    return None
+
+
 def collect(obj: Path, fmt: str, release: str, version: str) -> list[Path]:
     """Move the packages of `release` into build/packages/ (dpkg-buildpackage
     writes them beside the object directory, with a .buildinfo and a
