@@ -50,7 +50,7 @@ ASYM_ARGS ?=
 
 .PHONY: deps unit test guest-test kernel prepare image bench bench-suite compare bench-dd bench-one reference offcost stress bench-scale \
 	stress-short kcsan export check-series clean-runs kernel-arm64 bench-asym sparsemask-bench scx \
-	bench-scx bench-ports test-ports test-full install-scx tables scx-upstream bench-latency \
+	bench-scx bench-ports test-ports test-full test-package-distro install-scx tables scx-upstream bench-latency \
 	package
 
 deps:
@@ -94,7 +94,8 @@ TEST_PEERS ?= scx_p2dq
 PROOF_BASES ?=
 # The proof's tests are selected only when PROOF_BASES names a base (none
 # would run: 17 skips).
-TEST_MARKS ?= $(if $(strip $(PROOF_BASES)),(not ports or proof),not ports) and not full
+TEST_MARKS ?= $(if $(strip $(PROOF_BASES)),(not ports or proof),not ports) and not full \
+	and not distro
 GUEST_TESTS = IDLESTEAL_STRESS_SECONDS=$(STRESS_SHORT_SECONDS) IDLESTEAL_PROOF_BASES="$(PROOF_BASES)" \
 	IDLESTEAL_TEST_VARIANT=$(TEST_VARIANT) IDLESTEAL_TEST_PEERS="$(TEST_PEERS)" \
 	$(PYTHON) -m pytest -q -m "$(TEST_MARKS)"
@@ -114,7 +115,14 @@ PORT_BASES ?= 6.12 7.3
 # by default (CI's budget), 6.12 in `make test-full` (docs/ports.md, "In CI").
 test-full: deps
 	$(MAKE) --no-print-directory test TEST_VARIANT=steal TEST_PEERS=all PROOF_BASES=6.12 \
-		TEST_MARKS="not ports or proof"
+		TEST_MARKS="(not ports or proof) and not distro"
+
+# The package from Debian's own configuration of BASE (reduced to the 9p
+# modules the guest mounts this machine's userland with: configs/hostroot.lsmod),
+# built, unpacked and booted, suite --host inside (docs/server.md; tens of
+# minutes: docs/timings.md).
+test-package-distro: deps
+	IDLESTEAL_BASE=$(BASE) $(PYTHON) -m pytest -q -m distro tests/guest/test_package_distro.py
 
 test-ports: deps
 	$(foreach b,$(PORT_BASES),$(MAKE) --no-print-directory test BASE=$(b) &&) true

@@ -189,12 +189,17 @@ def make_package(start: Path, lsmod: Path | None = None, fmt: str = "deb",
         files = collect(obj, fmt, release, version)
     start_sha = sha256_file(start)
     pkg = Package(bases.current().name, release, version, files, str(start), start_sha,
-                  str(lsmod or ""), distconfig.report(changes), commit, round(sw.elapsed(), 1))
+                  _path(lsmod), distconfig.report(changes), commit, round(sw.elapsed(), 1))
     shutil.copyfile(obj / ".config", out_dir() / f"config-{release}")
     (out_dir() / f"{release}.json").write_text(
         json.dumps({**pkg.to_json(), "built": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                     "tree": tree.describe(src)}, indent=2) + "\n")
     return pkg
+
+
+def _path(p: Path | None) -> str:
+    """How a package's record names its lsmod listing: absolute, or ""."""
+    return str(p.resolve()) if p else ""
 
 
 def existing(start: Path, lsmod: Path | None = None) -> Package | None:
@@ -214,7 +219,7 @@ def existing(start: Path, lsmod: Path | None = None) -> Package | None:
                           d.get("seconds", 0.0))
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if (pkg.commit, pkg.config_sha256, pkg.lsmod) == (commit, sha, str(lsmod or "")) \
+        if (pkg.commit, pkg.config_sha256, pkg.lsmod) == (commit, sha, _path(lsmod)) \
                 and pkg.base == bases.current().name and files \
                 and all(f.is_file() and f.stat().st_size == e["bytes"]
                         for f, e in zip(files, d["files"])):
