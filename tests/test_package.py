@@ -169,6 +169,7 @@ def test_the_command_takes_one_starting_configuration(tmp_path, capsys):
 
 def test_an_earlier_package_is_found_only_whole_and_for_the_same_inputs(tmp_path, monkeypatch):
     monkeypatch.setattr(package, "out_dir", lambda: tmp_path / "packages")
+    monkeypatch.setattr(package.build, "posted_rev", lambda: "HEAD")   # no tree here
     monkeypatch.setattr(package.tree, "worktree", lambda *a: tmp_path)
     monkeypatch.setattr(package.tree, "head", lambda src: "c0ffee" * 6 + "0000")
     monkeypatch.setattr(package.bases, "current", lambda: package.bases.get("6.12"))
