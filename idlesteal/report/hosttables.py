@@ -18,33 +18,22 @@ entry's JSON named there, and nothing else.
 """
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from pathlib import Path
-from typing import Any
 
 from ..measure import stats
-from .tables import TableError, fmt_p, load_name
+from .tables import TableError, fmt_p, load_json, load_name
 
 NAME = "cover-tables.txt"
 COMMAND = "python3 -m idlesteal suite --host"
-
-
-def _load(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise TableError(f"{path}: missing (the host tables are built from it)") from None
-    except json.JSONDecodeError as e:
-        raise TableError(f"{path}: not JSON ({e})") from None
 
 
 def _entry_metas(outdir: Path, rows: list[dict]) -> dict[str, dict]:
     """workload -> its entry JSON's meta (host-<workload>.json)."""
     out = {}
     for w in dict.fromkeys(r["workload"] for r in rows):
-        out[w] = _load(outdir / f"host-{w}.json")["meta"]
+        out[w] = load_json(outdir, f"host-{w}.json")["meta"]
     return out
 
 
@@ -167,7 +156,7 @@ def verdict(rows: list[dict]) -> str:
 
 def build(outdir: Path) -> str:
     """cover-tables.txt's text for the host suite results in `outdir`."""
-    summary = _load(outdir / "summary.json")
+    summary = load_json(outdir, "summary.json")
     rows = [r for r in summary.get("rows", []) if r.get("preset") == "host"]
     if not rows:
         raise TableError(f"{outdir / 'summary.json'}: no host cell with both sides "
