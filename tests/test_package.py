@@ -181,11 +181,30 @@ def test_an_earlier_package_is_found_only_whole_and_for_the_same_inputs(tmp_path
     deb.write_bytes(b"deb")
     pkg = package.Package("6.12", "r", "1", [deb], str(start), package.sha256_file(start),
                           str(lsmod), [], "c0ffee" * 6 + "0000")
-    (out / "r.json").write_text(json.dumps(pkg.to_json()))
+    package.record("r", "deb").write_text(json.dumps(pkg.to_json()))
     assert package.existing(start, lsmod) == pkg
     assert package.existing(start) is None                    # not reduced: another package
+    assert package.existing(start, lsmod, "rpm") is None      # another format
     deb.write_bytes(b"debx")                                   # not the file it wrote
     assert package.existing(start, lsmod) is None
     deb.write_bytes(b"deb")
     start.write_text("CONFIG_X=m\n")                          # another configuration
     assert package.existing(start, lsmod) is None
+
+
+def test_collect_takes_only_the_release_s_rpms(tmp_path, monkeypatch):
+    monkeypatch.setattr(package, "out_dir", lambda: tmp_path / "packages")
+    rpms = tmp_path / "obj" / "rpmbuild" / "RPMS" / "x86_64"
+    rpms.mkdir(parents=True)
+    names = ("kernel-7.2.13_idlesteal_v6_aaa-1.x86_64.rpm",
+             "kernel-headers-7.2.13_idlesteal_v6_aaa-1.x86_64.rpm",
+             "kernel-7.2.13_idlesteal_v6_bbb-1.x86_64.rpm")       # an earlier build's
+    for n in names:
+        (rpms / n).write_bytes(b"rpm")
+    (tmp_path / "packages").mkdir()
+    stale = tmp_path / "packages" / "kernel-7.2.13_idlesteal_v6_aaa-0.x86_64.rpm"
+    stale.write_bytes(b"rpm")
+    got = package.collect(tmp_path / "obj", "rpm", "7.2.13-idlesteal-v6-aaa", "unused")
+    assert sorted(p.name for p in got) == sorted(names[:2])
+    assert package.image_package_of(got).name == names[0]
+    assert (rpms / names[2]).exists() and not stale.exists()

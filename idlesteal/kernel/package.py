@@ -13,7 +13,8 @@ and so does the package's version.  That suffix is make's LOCALVERSION,
 not CONFIG_LOCALVERSION: the configuration, and with it every object
 ccache keeps, stays the one the server's file gives.  `make bindeb-pkg` (or binrpm-pkg)
 builds in build/posted/obj-package; the packages, the final .config and a
-JSON record of all of this go to build/packages/.
+JSON record of all of this (one per release and format) go to
+build/packages/.
 """
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ class Package:
     forced: list[str]
     commit: str
     seconds: float = 0.0
+    fmt: str = "deb"
 
     def to_json(self) -> dict:
         d = dict(self.__dict__)
@@ -64,6 +66,12 @@ def obj_dir() -> Path:
     the same relative paths, so ccache hits what a variant built from the
     same source with the same configuration."""
     return build.posted_tree().parent / "obj-package"
+
+
+def record(release: str, fmt: str) -> Path:
+    """The JSON record of a package: a .deb and an .rpm of one release
+    have one each."""
+    return out_dir() / f"{release}.{fmt}.json"
 
 
 def series_tag() -> str:
@@ -187,11 +195,14 @@ def make_package(start: Path, lsmod: Path | None = None, fmt: str = "deb",
         if local not in release:
             raise HarnessError(f"kernel release {release!r} lacks the package's {local!r}")
         files = collect(obj, fmt, release, version)
+        if fmt == "rpm":    # binrpm-pkg versions the package itself
+            version = output(["rpm", "-qp", "--qf", "%{VERSION}-%{RELEASE}",
+                              str(image_package_of(files))]).strip()
     start_sha = sha256_file(start)
     pkg = Package(bases.current().name, release, version, files, str(start), start_sha,
-                  _path(lsmod), distconfig.report(changes), commit, round(sw.elapsed(), 1))
+                  _path(lsmod), distconfig.report(changes), commit, round(sw.elapsed(), 1), fmt)
     shutil.copyfile(obj / ".config", out_dir() / f"config-{release}")
-    (out_dir() / f"{release}.json").write_text(
+    record(release, fmt).write_text(
         json.dumps({**pkg.to_json(), "built": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                     "tree": tree.describe(src)}, indent=2) + "\n")
     return pkg
@@ -202,24 +213,25 @@ def _path(p: Path | None) -> str:
     return str(p.resolve()) if p else ""
 
 
-def existing(start: Path, lsmod: Path | None = None) -> Package | None:
-    """The package an earlier make_package() built from the same
-    configuration file (by content), lsmod listing and posted commit, when
-    its record and every file of it are still in build/packages/; else
+def existing(start: Path, lsmod: Path | None = None, fmt: str = "deb") -> Package | None:
+    """The package of format `fmt` an earlier make_package() built from the
+    same configuration file (by content), lsmod listing and posted commit,
+    when its record and every file of it are still in build/packages/; else
     None.  A test that boots a package reuses it instead of packaging the
     same kernel again (a distribution's -dbg package alone takes minutes)."""
     commit = tree.head(tree.worktree(build.posted_tree(), build.posted_rev()))
     sha = sha256_file(start)
-    for rec in sorted(out_dir().glob("*.json")):
+    for rec in sorted(out_dir().glob(f"*.{fmt}.json")):
         try:
             d = json.loads(rec.read_text())
             files = [out_dir() / f["name"] for f in d["files"]]
             pkg = Package(d["base"], d["release"], d["version"], files, d["config_from"],
                           d["config_sha256"], d["lsmod"], d["forced"], d["commit"],
-                          d.get("seconds", 0.0))
+                          d.get("seconds", 0.0), fmt)
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if (pkg.commit, pkg.config_sha256, pkg.lsmod) == (commit, sha, _path(lsmod)) \
+        if (pkg.commit, pkg.config_sha256, pkg.lsmod, pkg.fmt) == \
+                (commit, sha, _path(lsmod), fmt) \
                 and pkg.base == bases.current().name and files \
                 and all(f.is_file() and f.stat().st_size == e["bytes"]
                         for f, e in zip(files, d["files"])):
@@ -236,13 +248,17 @@ def collect(obj: Path, fmt: str, release: str, version: str) -> list[Path]:
                        if release in p.name or version in p.name)   # linux-libc-dev: version
         extra = [p for p in obj.parent.iterdir()
                  if p.suffix in (".buildinfo", ".changes") and version in p.name]
-    else:
-        found = sorted(p for p in (obj / "rpmbuild" / "RPMS").rglob("*.rpm"))
+    else:   # binrpm-pkg's names: kernel-<release with _ for ->-1.<arch>.rpm
+        found = sorted(p for p in (obj / "rpmbuild" / "RPMS").rglob("*.rpm")
+                       if f"-{release.replace('-', '_')}-" in p.name)
         extra = []
     if not found:
         raise HarnessError(f"no {fmt} package of {release} was made (see {obj}/package.log)")
     out = out_dir()
     out.mkdir(parents=True, exist_ok=True)
+    if fmt == "rpm":    # an earlier build of the release: another build number
+        for old in out.glob(f"*-{release.replace('-', '_')}-*.rpm"):
+            old.unlink()
     moved = []
     for p in found:
         dest = out / p.name
@@ -255,11 +271,15 @@ def collect(obj: Path, fmt: str, release: str, version: str) -> list[Path]:
 
 def image_package(pkg: Package) -> Path:
     """The package that holds the kernel itself."""
-    for f in pkg.files:
+    return image_package_of(pkg.files)
+
+
+def image_package_of(files: list[Path]) -> Path:
+    for f in files:
         if f.name.startswith(("linux-image-", "kernel-")) and "dbg" not in f.name \
                 and "devel" not in f.name and "headers" not in f.name:
             return f
-    raise HarnessError(f"no kernel image among {', '.join(f.name for f in pkg.files)}")
+    raise HarnessError(f"no kernel image among {', '.join(f.name for f in files)}")
 
 
 def instructions(pkg: Package, fmt: str = "deb") -> str:

@@ -73,7 +73,7 @@ def test_the_package_names_the_series_and_its_commit(pkg):
     assert pkg.commit[:12] in pkg.version and pkg.version.startswith("7.2.")
     names = [f.name for f in pkg.files]
     assert any(n.startswith(f"linux-image-{pkg.release}_") for n in names), names
-    rec = json.loads((package.out_dir() / f"{pkg.release}.json").read_text())
+    rec = json.loads(package.record(pkg.release, "deb").read_text())
     assert rec["release"] == pkg.release and not rec["tree"]["dirty"]
     assert (package.out_dir() / f"config-{pkg.release}").exists()
 
