@@ -238,13 +238,28 @@ def test_race_layout():
 def test_misfit_script_alternates_features_and_frees_the_hogs():
     s = misfit.script(P, seconds=2, rounds=2)
     feats = re.findall(r"^echo (\w+) > /sys/kernel/debug/sched/features$", s, re.M)
-    assert feats == ["NO_STEAL", "STEAL", "NO_STEAL", "STEAL"]
+    assert feats == ["NO_NI_RANDOM", "NO_STEAL", "STEAL", "NO_STEAL", "STEAL"]
+    assert s.index("echo NO_NI_RANDOM") < s.index("section misfit.")
+    kept = misfit.script(P, seconds=2, rounds=1, settled=())
+    assert "NI_RANDOM" not in kept and kept.count("> /sys/kernel/debug/sched/features") == 2
     for sec in ("misfit.NO_STEAL.r0.0", "misfit.STEAL.r1.1"):
         assert f"section {sec}\n" in s
     big = P.big_cpus()[::P.threads]
     assert all(f"taskset -c {c} sh -c 'while :; do usleep 300; done' &" in s for c in big)
     assert f"taskset -p {(1 << P.ncpus) - 1:x} $p" in s
     assert s.count("seq 10") == 4
+    assert s.count("section misfit.STEAL.r1.cpus\n") == 1
+    assert 'echo "hogcpu ${37}"' in s
+
+
+def test_misfit_totals_count_the_hogs_on_big_cpus():
+    snap = (DATA / "schedsnap-2x2x2-before.txt").read_text()
+    secs = {f"misfit.{f}.r0.{i}": snap for f in misfit.FEATURES for i in (0, 1)}
+    secs["misfit.NO_STEAL.r0.cpus"] = "hogcpu 4\nhogcpu 0\nhogcpu 6\nsh: stray\n"
+    secs["misfit.STEAL.r0.cpus"] = "hogcpu 2\nhogcpu 3\n"
+    t = misfit.totals(secs, rounds=1, big=(0, 1, 2, 3))
+    assert (t["NO_STEAL"]["hog_samples"], t["NO_STEAL"]["hog_on_big"]) == (3, 1)
+    assert (t["STEAL"]["hog_samples"], t["STEAL"]["hog_on_big"]) == (2, 2)
 
 
 def test_misfit_totals_sum_the_llc_newidle_counts():
@@ -257,3 +272,6 @@ def test_misfit_totals_sum_the_llc_newidle_counts():
     one = (b.lb_by_domain("newidle", "lb_count")["MC"]
            - a.lb_by_domain("newidle", "lb_count")["MC"])
     assert one > 0 and t["STEAL"]["lb_count"] == t["NO_STEAL"]["lb_count"] == 2 * one
+    smt = (b.lb_by_domain("newidle", "lb_count")["SMT"]
+           - a.lb_by_domain("newidle", "lb_count")["SMT"])
+    assert smt > 0 and t["STEAL"]["smt_lb_count"] == 2 * smt
