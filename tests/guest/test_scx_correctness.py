@@ -75,11 +75,14 @@ of the `scx` kernel (docs/scx.md, "Correctness"):
   (a median of about 1 s); EEVDF runs the same first, for reference;
 * the starvation guard with more than 32 tasks queued and the watchdog at
   500 ms (-t): STARVE_HEAVY spinners of a cgroup of cpu.weight 10,000 and
-  two of weight 1, all pinned to one CPU: the two run (vtime order alone
-  would keep them waiting for minutes), the guard acts (`starved`) and the
-  scheduler stays in charge.  Before, the guard walked the first 32 tasks
-  from the queue's head while the starved ones sat at its tail, and waited
-  a fixed 1 s where the watchdog's limit was 500 ms;
+  two of weight 1, all pinned to one CPU, with slices of 5 ms (-l) so that
+  a turn of the queue is longer than the guard's limit: the two run (vtime
+  order alone would keep them waiting for minutes), the guard acts
+  (`starved`) and the scheduler stays in charge.  Before, the guard walked
+  the first 32 tasks from the queue's head while the starved ones sat at
+  its tail, and waited a fixed 1 s where the watchdog's limit was 500 ms;
+  then it ran the first late task it found from the tail, and the tasks at
+  the head waited past the watchdog's limit;
 * cpufreq: a spinner on one CPU for a few seconds: that CPU's target
   (scx_bpf_cpuperf_set(), printed at exit with --log-level debug) is near
   full performance and the least busy CPU's far below; before, no target
@@ -180,6 +183,14 @@ CROWD_P50_MAX_US = 100_000
 STARVE_CPU = 2
 STARVE_HEAVY = 40          # more than STEAL_MAX_WALK, the guard's walk
 STARVE_TIMEOUT_MS = 500
+# Shortest slices of 5 ms: a turn of the 42 tasks takes some 210 ms, more
+# than the guard's limit (100 ms at -t 500) and less than the watchdog's.
+# Most tasks are then over the limit at once and the guard acts at every
+# dispatch: one that took the first late task from the queue's tail left
+# the tasks at its head waiting past the watchdog's limit (ejected in 4 of 4
+# rounds; at the default 1 ms slices, where the host's load decides how
+# long a turn is, once in a CI run).
+STARVE_SLICE_MIN_US = 5000
 STARVE_SECONDS = 6
 MARK = "idlesteal-test: deliberate stall from here"
 VERISTAT_OBJ = "/usr/share/scx_idlesteal.bpf.o"
@@ -455,7 +466,7 @@ echo "+cpu" > $CG/cgroup.subtree_control
 mkdir -p $CG/slight $CG/sheavy
 echo 1 > $CG/slight/cpu.weight
 echo 10000 > $CG/sheavy/cpu.weight
-scx_start /tmp/starve.log scx_idlesteal -t {STARVE_TIMEOUT_MS}
+scx_start /tmp/starve.log scx_idlesteal -t {STARVE_TIMEOUT_MS} -l {STARVE_SLICE_MIN_US}
 sh -c "echo \\$\\$ > $CG/sheavy/cgroup.procs; exec taskset -c {STARVE_CPU} hogs -n {STARVE_HEAVY} -w 1 -d {STARVE_SECONDS}" > /dev/null &
 a=$!
 sh -c "echo \\$\\$ > $CG/slight/cgroup.procs; exec taskset -c {STARVE_CPU} hogs -n 2 -w 1 -d {STARVE_SECONDS}" > /tmp/starve.out &
@@ -528,9 +539,12 @@ def enabled_line(got: list[str], tag: str) -> bool:
 
 
 def still_in_charge(res: vm.RunResult, section: str) -> None:
+    """The loader was in charge to the end; if not, the message starts with
+    its exit reason (which task stalled, on which CPU)."""
     got = lines(res, section)
-    assert enabled_line(got, "after"), got
-    assert "rc 0" in got and "state disabled" in got and "loader exited" not in got, got
+    why = "\n".join([l for l in got if l.startswith("EXIT:")] + got)
+    assert enabled_line(got, "after"), why
+    assert "rc 0" in got and "state disabled" in got and "loader exited" not in got, why
 
 
 def console_before_mark(res: vm.RunResult) -> str:
@@ -725,12 +739,13 @@ def test_a_task_waking_on_a_crowded_cpu_waits_a_few_slices(run):
     assert int(final["wake_bounded"]) > 0, final
 
 
-def test_starvation_guard_finds_a_task_behind_32_others_before_a_short_watchdog(run):
+def test_starvation_guard_keeps_every_wait_under_a_short_watchdog(run):
     got = lines(run, "starve")
     line = next((x for x in got if x.startswith("light RESULT ")), None)
     assert line, got
     light = json.loads(line.split("RESULT ", 1)[1])
-    print(f"{STARVE_HEAVY} heavy + 2 light spinners on one CPU, -t {STARVE_TIMEOUT_MS}: "
+    print(f"{STARVE_HEAVY} heavy + 2 light spinners on one CPU, -t {STARVE_TIMEOUT_MS} "
+          f"-l {STARVE_SLICE_MIN_US}: "
           f"light shares {light['shares']}")
     assert len(light["shares"]) == 2 and min(light["shares"]) > 0, light
     still_in_charge(run, "starve")

@@ -104,12 +104,14 @@ char _license[] SEC("license") = "GPL";
 /* A pull from another LLC wants a task this far behind in vtime (slices). */
 #define PULL_LLC_MARGIN		2
 /*
- * A task that has waited a fifth of the watchdog's limit (STARVE_DIV) in a
- * CPU's queue runs next, whatever its vtime; each CPU looks a tenth of
- * that often (starve_ns(), run_starved()).
+ * The task of a CPU's queue that has waited longest runs next, whatever
+ * its vtime, if it has waited a fifth of the watchdog's limit (STARVE_DIV);
+ * each CPU looks a tenth of that often (starve_ns(), run_starved()).
  */
 #define STARVE_DIV		5
 #define STARVE_CHECKS		10
+/* The tasks of a queue the guard looks at, from its tail (run_starved()). */
+#define STARVE_MAX_WALK		256
 /* Tasks whose CPU left their mask (DSQs 0..nr_cpus-1 are the CPUs'). */
 #define FALLBACK_DSQ		MAX_CPUS
 /* The watchdog's limit on a runnable task's wait (the loader's -t). */
@@ -1581,28 +1583,49 @@ static u64 starve_ns(void)
 	return ms * 1000000ULL / STARVE_DIV;
 }
 
+/* How long @p has been runnable without running, in ns (jiffies-grained). */
+static u64 waited_ns(struct task_struct *p, u64 jnow)
+{
+	u64 hz = CONFIG_HZ > 0 ? CONFIG_HZ : 100;
+
+	return (jnow - p->scx.runnable_at) * (1000000000ULL / hz);
+}
+
 /*
- * Run a task of this CPU's queue that has waited starve_ns() or more, if
- * any, looking at most every starve_ns() / STARVE_CHECKS.  Vtime order alone
- * can make a task wait for any length of time: one of a cgroup of
- * cpu.weight 1 is charged 10,000 times what one of weight 10,000 is for the
- * same runtime (nice -20 against 19: about 6,000), so one slice of it puts
- * it behind 10,000 slices of the other, and sched_ext's watchdog ejects the
- * scheduler after its limit (the loader's -t).  A task that waits that long
- * is late in vtime order, so the walk starts at the queue's tail, and it
- * looks at STEAL_MAX_WALK tasks at most.  Deriving both times from the
- * watchdog's limit keeps the guard ahead of the watchdog at any -t: a task
- * runs at most starve_ns() * (1 + 1 / STARVE_CHECKS) plus a slice after it
- * was queued; after a rescue the next dispatch looks again, so several
- * starved at once run one a dispatch.
+ * Run the task of this CPU's queue that has waited longest, if it has
+ * waited starve_ns() or more, looking at most every starve_ns() /
+ * STARVE_CHECKS.  Vtime order alone can make a task wait for any length of
+ * time: one of a cgroup of cpu.weight 1 is charged 10,000 times what one of
+ * weight 10,000 is for the same runtime (nice -20 against 19: about 6,000),
+ * so one slice of it puts it behind 10,000 slices of the other, and
+ * sched_ext's watchdog ejects the scheduler after its limit (the loader's
+ * -t).  Such a task is late in vtime order, so the walk starts at the
+ * queue's tail and looks at STARVE_MAX_WALK tasks, all of a queue that
+ * long or shorter; and at its head, where the tasks that waited their turn
+ * in vtime order are.
+ *
+ * The longest wait, not the first found over the limit: when the queue is
+ * so long that a turn of it takes longer than starve_ns() (40 tasks on one
+ * CPU with 5 ms slices), most of its tasks are over the limit, the guard
+ * acts at every dispatch, and the head of the queue runs only when the
+ * guard does not act.  A guard that took the first task found from the
+ * tail would serve the tail while the head and the tasks behind it wait
+ * past the watchdog's limit; taking the longest wait, its rescues go round
+ * the queue in the order of the waits.  The walk then costs a pass over
+ * the queue at every dispatch for as long as tasks starve, and one every
+ * starve_ns() / STARVE_CHECKS otherwise.
+ *
+ * Deriving both times from the watchdog's limit keeps the guard ahead of
+ * the watchdog at any -t; after a rescue the next dispatch looks again, so
+ * several starved at once run one a dispatch.
  */
 static bool run_starved(s32 cpu, struct cpu_ctx *cctx, u64 now)
 {
+	struct task_struct *p, *head;
 	struct task_ctx *tctx;
-	struct task_struct *p;
-	u64 limit = starve_ns(), waited;
-	u64 hz = CONFIG_HZ > 0 ? CONFIG_HZ : 100, jnow;
+	u64 limit = starve_ns(), longest = 0, waited, jnow;
 	u32 walked = walk_zero;
+	s32 pid = -1;
 
 	if (now < cctx->next_starve_check)
 		return false;
@@ -1611,24 +1634,50 @@ static bool run_starved(s32 cpu, struct cpu_ctx *cctx, u64 now)
 		return false;
 	jnow = bpf_jiffies64();
 	bpf_for_each(scx_dsq, p, cpu, SCX_DSQ_ITER_REV) {
-		if (++walked > STEAL_MAX_WALK)
+		if (++walked > STARVE_MAX_WALK)
 			break;
-		waited = (jnow - p->scx.runnable_at) * (1000000000ULL / hz);
-		if (waited < limit)
+		waited = waited_ns(p, jnow);
+		if (waited >= limit && waited > longest) {
+			longest = waited;
+			pid = p->pid;
+		}
+	}
+
+	head = __COMPAT_scx_bpf_dsq_peek(cpu);
+	if (head && waited_ns(head, jnow) >= limit &&
+	    (pid < 0 || head->pid == pid || waited_ns(head, jnow) >= longest)) {
+		/* in vtime order: the clock may follow it */
+		if (!scx_bpf_dsq_move_to_local(cpu, 0))
+			return false;
+		goto rescued;
+	}
+	if (pid < 0)
+		return false;
+
+	walked = walk_zero;
+	bpf_for_each(scx_dsq, p, cpu, SCX_DSQ_ITER_REV) {
+		if (++walked > STARVE_MAX_WALK)
+			break;
+		if (p->pid != pid)
 			continue;
 		/* Its vtime is no measure of the clock (ops.running()). */
 		tctx = bpf_task_storage_get(&task_ctxs, p, 0, 0);
 		if (tctx)
 			tctx->out_of_order = true;
-		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
-			stat_add(IDLESTEAL_STAT_STARVED, 1);
-			refresh_overloaded(cpu);
-			/* look again soon: another may be as late */
-			cctx->next_starve_check = now;
-			return true;
-		}
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+			goto rescued;
+		if (tctx)
+			tctx->out_of_order = false;
+		break;
 	}
 	return false;
+
+rescued:
+	stat_add(IDLESTEAL_STAT_STARVED, 1);
+	refresh_overloaded(cpu);
+	/* look again soon: another may be as late */
+	cctx->next_starve_check = now;
+	return true;
 }
 
 void BPF_STRUCT_OPS(idlesteal_dispatch, s32 cpu, struct task_struct *prev)
