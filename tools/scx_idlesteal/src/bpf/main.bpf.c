@@ -1643,9 +1643,10 @@ static bool run_starved(s32 cpu, struct cpu_ctx *cctx, u64 now)
 		}
 	}
 
+	/* the head, if it waited as long (0 if no task of the walk is late) */
 	head = __COMPAT_scx_bpf_dsq_peek(cpu);
-	if (head && waited_ns(head, jnow) >= limit &&
-	    (pid < 0 || head->pid == pid || waited_ns(head, jnow) >= longest)) {
+	waited = head ? waited_ns(head, jnow) : 0;
+	if (waited >= limit && waited >= longest) {
 		/* in vtime order: the clock may follow it */
 		if (!scx_bpf_dsq_move_to_local(cpu, 0))
 			return false;
